@@ -1,0 +1,299 @@
+"""Shared fixtures: the JDKs on this machine, compiled test programs, and traced/untraced runs.
+
+Every JDK found is a fixture parameter (``jdk``), so each recorder test runs once per JDK: the one
+``JAVA_HOME`` or the ``javac`` on PATH names, and every JDK of release 17 or newer installed under
+``/usr/lib/jvm`` (Debian's 17 and, for example, a Temurin 25 beside it).
+
+Test programs live in ``tests/programs/<name>/`` (Java sources, class ``Main`` in the default
+package). ``compile_program`` compiles one with a given JDK's ``javac`` once per session.
+``record`` runs a compiled program with the agent, straight through ``java -javaagent:…``;
+``run_untraced`` runs it without. Both return a :class:`JavaRun`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+PROGRAMS_DIR = TESTS_DIR / "programs"
+JVM_DIR = Path("/usr/lib/jvm")
+OLDEST_SUPPORTED_RELEASE = 17
+# A traced run that takes longer than this is hung; fail the test instead of the whole session.
+RUN_TIMEOUT_S = 300
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: a long real workload (javac on java/util); deselect with -m 'not slow'")
+
+
+# --------------------------------------------------------------------------------------------
+# JDKs
+
+
+@dataclass(frozen=True)
+class Jdk:
+    """An installed JDK: its home directory and feature release (17, 21, 25, …)."""
+
+    home: Path
+    release: int
+    version: str
+
+    @property
+    def java(self) -> str:
+        return str(self.home / "bin" / "java")
+
+    @property
+    def javac(self) -> str:
+        return str(self.home / "bin" / "javac")
+
+    @property
+    def id(self) -> str:
+        return f"jdk{self.release}"
+
+
+def _read_jdk(home: Path) -> Jdk | None:
+    """The JDK at ``home``, or None when it is not a JDK with javac."""
+    home = home.resolve()
+    release_file = home / "release"
+    if not (home / "bin" / "javac").exists() or not release_file.exists():
+        return None
+    match = re.search(r'^JAVA_VERSION="([^"]+)"', release_file.read_text(), re.MULTILINE)
+    if not match:
+        return None
+    version = match.group(1)
+    feature = version.split(".")[0]
+    if feature == "1":  # 1.8.0_x
+        feature = version.split(".")[1]
+    return Jdk(home=home, release=int(feature), version=version)
+
+
+def default_jdk_home() -> Path | None:
+    """``JAVA_HOME`` when it holds a javac, else the JDK that the ``javac`` on PATH belongs to."""
+    env = os.environ.get("JAVA_HOME")
+    if env and (Path(env) / "bin" / "javac").exists():
+        return Path(env)
+    javac = shutil.which("javac")
+    return Path(javac).resolve().parent.parent if javac else None
+
+
+def find_jdks() -> list[Jdk]:
+    """The default JDK first, then every other JDK of release 17 or newer under /usr/lib/jvm."""
+    found: dict[Path, Jdk] = {}
+    candidates = []
+    default = default_jdk_home()
+    if default is not None:
+        candidates.append(default)
+    if JVM_DIR.is_dir():
+        candidates.extend(sorted(JVM_DIR.iterdir()))
+    for home in candidates:
+        jdk = _read_jdk(home)
+        if jdk is not None and jdk.release >= OLDEST_SUPPORTED_RELEASE and jdk.home not in found:
+            found[jdk.home] = jdk
+    return list(found.values())
+
+
+JDKS = find_jdks()
+
+
+@pytest.fixture(scope="session", params=JDKS, ids=[j.id for j in JDKS])
+def jdk(request: pytest.FixtureRequest) -> Jdk:
+    """Each JDK on the machine in turn."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def default_jdk() -> Jdk:
+    """The JDK named by JAVA_HOME or PATH: for tests too slow to repeat on every JDK."""
+    if not JDKS:
+        pytest.fail("no JDK with javac found: install openjdk-17-jdk-headless or set JAVA_HOME")
+    return JDKS[0]
+
+
+# --------------------------------------------------------------------------------------------
+# The agent
+
+
+@pytest.fixture(scope="session")
+def agent_jar() -> Path:
+    """The agent jar, built from the sources in the package if they changed."""
+    from jbgui.agent.build import AgentBuildError, ensure_agent
+
+    try:
+        return ensure_agent()
+    except AgentBuildError as error:
+        pytest.fail(f"cannot build the agent: {error}")
+
+
+# --------------------------------------------------------------------------------------------
+# Compiling programs
+
+
+def program_sources(source_dir: Path) -> list[Path]:
+    files = sorted(source_dir.rglob("*.java"))
+    if not files:
+        raise FileNotFoundError(f"no Java sources under {source_dir}")
+    return files
+
+
+@pytest.fixture(scope="session")
+def compile_program(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    """``compile_program(name_or_dir, jdk) -> classes dir``, cached for the session.
+
+    ``name_or_dir`` is a program under tests/programs or a directory of sources (generated ones).
+    The program is compiled by the same JDK that will run it, so class files of every release the
+    machine has reach the agent.
+    """
+    cache: dict[tuple[str, str], Path] = {}
+
+    def compile_(program: str | Path, jdk: Jdk) -> Path:
+        source_dir = Path(program) if isinstance(program, Path) else PROGRAMS_DIR / program
+        sources = program_sources(source_dir)
+        digest = hashlib.sha256()
+        for path in sources:
+            digest.update(path.read_bytes())
+        key = (str(source_dir), jdk.id + digest.hexdigest())
+        if key not in cache:
+            out = tmp_path_factory.mktemp(f"classes-{source_dir.name}-{jdk.id}")
+            cmd = [jdk.javac, "-g", "-encoding", "UTF-8", "-d", str(out), *map(str, sources)]
+            result = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+            if result.returncode != 0:
+                pytest.fail(f"javac failed on {source_dir}:\n{result.stderr}")
+            cache[key] = out
+        return cache[key]
+
+    return compile_
+
+
+# --------------------------------------------------------------------------------------------
+# Running programs
+
+
+@dataclass
+class JavaRun:
+    """One finished JVM: what it printed, how it ended, and where its trace went (if traced)."""
+
+    command: list[str]
+    exit_code: int
+    stdout: str
+    stderr: str
+    trace_dir: Path | None = None
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """For assertion messages: the command and the tail of stderr."""
+        tail = "\n".join(self.stderr.splitlines()[-30:])
+        return f"command: {' '.join(self.command)}\nexit code: {self.exit_code}\nstderr (tail):\n{tail}"
+
+
+def agent_argument(agent_jar: Path, out: Path, options: Mapping[str, object]) -> str:
+    """``-javaagent:<jar>=out=<dir>,key=value,…``; a value of True/False becomes on/off."""
+    parts = [f"out={out}"]
+    for key, value in options.items():
+        if value is True:
+            value = "on"
+        elif value is False:
+            value = "off"
+        parts.append(f"{key}={value}")
+    return f"-javaagent:{agent_jar}=" + ",".join(parts)
+
+
+def clean_env() -> dict[str, str]:
+    """The environment without options that would make the JVM print or behave differently."""
+    env = dict(os.environ)
+    for name in ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH"):
+        env.pop(name, None)
+    return env
+
+
+def run_java(
+    jdk: Jdk,
+    java_args: Sequence[str],
+    *,
+    cwd: Path,
+    jvm_args: Sequence[str] = (),
+    timeout: float = RUN_TIMEOUT_S,
+    trace_dir: Path | None = None,
+) -> JavaRun:
+    """Run ``java <jvm_args> <java_args>`` in ``cwd`` and capture everything."""
+    import time
+
+    command = [jdk.java, *jvm_args, *java_args]
+    started = time.perf_counter()
+    result = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=clean_env(), stdin=subprocess.DEVNULL
+    )
+    return JavaRun(
+        command=command,
+        exit_code=result.returncode,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        trace_dir=trace_dir,
+        seconds=time.perf_counter() - started,
+    )
+
+
+@pytest.fixture(scope="session")
+def run_untraced(compile_program, tmp_path_factory) -> Callable[..., JavaRun]:
+    """``run_untraced(program, jdk, args=()) -> JavaRun``: the program without the agent."""
+
+    def run(program: str | Path, jdk: Jdk, args: Sequence[str] = (), *, jvm_args: Sequence[str] = ()) -> JavaRun:
+        classes = compile_program(program, jdk)
+        cwd = tmp_path_factory.mktemp("run")
+        return run_java(jdk, ["-cp", str(classes), "Main", *args], cwd=cwd, jvm_args=jvm_args)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def record(compile_program, agent_jar, tmp_path_factory) -> Callable[..., JavaRun]:
+    """``record(program, jdk, args=(), **agent_options) -> JavaRun`` with ``trace_dir`` set.
+
+    Runs ``java -javaagent:<jar>=out=<dir>,<options> -cp <classes> Main <args>`` directly. Agent
+    options are passed as written (``level="method"``, ``mode=1``); ``out`` may be given to
+    choose the trace directory (default: a fresh temporary one that does not exist yet).
+    """
+
+    def run(
+        program: str | Path,
+        jdk: Jdk,
+        args: Sequence[str] = (),
+        *,
+        jvm_args: Sequence[str] = (),
+        **options: object,
+    ) -> JavaRun:
+        classes = compile_program(program, jdk)
+        cwd = tmp_path_factory.mktemp("rec")
+        out = Path(options.pop("out", cwd / "trace"))
+        agent = agent_argument(agent_jar, out, options)
+        return run_java(
+            jdk, ["-cp", str(classes), "Main", *args], cwd=cwd, jvm_args=[agent, *jvm_args], trace_dir=out
+        )
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def program_runs(record, run_untraced) -> Callable[..., tuple[JavaRun, JavaRun]]:
+    """``program_runs(program, jdk, args=(), **options) -> (untraced, traced)``, cached per session.
+
+    Several tests look at one program's trace; the JVMs run once.
+    """
+    cache: dict[tuple, tuple[JavaRun, JavaRun]] = {}
+
+    def runs(program: str | Path, jdk: Jdk, args: Sequence[str] = (), **options: object) -> tuple[JavaRun, JavaRun]:
+        key = (str(program), jdk.id, tuple(args), tuple(sorted(options.items())))
+        if key not in cache:
+            cache[key] = (run_untraced(program, jdk, args), record(program, jdk, args, **options))
+        return cache[key]
+
+    return runs
