@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Set up everything jbgui needs on a Debian 12 machine, idempotently; `make setup` calls this.
+#
+#   1. system packages (a JDK 17 with javac, ASM, the JDK sources used as the javac workload, Xvfb,
+#      and Python's venv module), installed with apt-get when we are root, else listed and we stop;
+#   2. the virtual environment .venv with jbgui installed in editable mode and its dev extras,
+#      reinstalled only when pyproject.toml changed (a stamp file in .venv remembers it);
+#   3. the agent jar, built by jbgui.agent.build into its cache (a no-op when it is current).
+#
+# The fast path (everything present) only runs dpkg-query, compares a hash and starts Python
+# once, so `make test` pays well under a second for it.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=.venv
+STAMP="$VENV/.jbgui-setup-stamp"
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+# --- 1. system packages --------------------------------------------------------------------------
+
+# Debian packages and why we need them.
+declare -A WHY=(
+    [openjdk-17-jdk-headless]="javac and java 17"
+    [libasm-java]="ASM 9.4 (/usr/share/java/asm*.jar), the agent's bytecode engine"
+    [openjdk-17-source]="/usr/lib/jvm/openjdk-17/lib/src.zip, the javac workload of tests and benchmarks"
+    [xvfb]="a virtual X server for GUI tests"
+)
+PACKAGES=(openjdk-17-jdk-headless libasm-java openjdk-17-source xvfb)
+
+package_installed() {
+    [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]
+}
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+    for pkg in "${PACKAGES[@]}"; do
+        package_installed "$pkg" || missing+=("$pkg")
+    done
+else
+    # Not a Debian system: we cannot tell what is installed, so say what is expected and stop.
+    say "this is not a Debian system (no dpkg-query); jbgui needs the equivalents of:"
+    for pkg in "${PACKAGES[@]}"; do say "  $pkg: ${WHY[$pkg]}"; done
+    exit 1
+fi
+
+# Python: we need python3 >= 3.11 with a working venv module (Debian splits it into python3-venv).
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    missing+=(python3 python3-venv)
+    WHY[python3]="Python 3.11"
+    WHY[python3-venv]="python3 -m venv"
+elif ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    say "$PYTHON is $("$PYTHON" -V 2>&1); jbgui needs Python >= 3.11 (set PYTHON=/path/to/python3.11)"
+    exit 1
+elif ! "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    missing+=(python3-venv)
+    WHY[python3-venv]="python3 -m venv"
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        say "missing system packages (cannot install them: $( [ "$(id -u)" -ne 0 ] && echo 'not root' || echo 'no apt-get')):"
+        for pkg in "${missing[@]}"; do say "  $pkg: ${WHY[$pkg]}"; done
+        say "install them with:"
+        say "  sudo apt-get update && sudo apt-get install -y ${missing[*]}"
+        exit 1
+    fi
+    say "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# --- 2. virtual environment ----------------------------------------------------------------------
+
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c '' >/dev/null 2>&1; then
+    say "creating $VENV"
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+fi
+
+# Reinstall when pyproject.toml (dependencies, entry points, package data) or the interpreter
+# changed. Sources need no reinstall: the install is editable.
+wanted="$(sha256sum pyproject.toml | cut -d' ' -f1) $("$VENV/bin/python" -V 2>&1)"
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$wanted" ]; then
+    say "installing jbgui into $VENV (pip install -e '.[dev]')"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[dev]'
+    printf '%s\n' "$wanted" >"$STAMP"
+fi
+
+# --- 3. the agent --------------------------------------------------------------------------------
+
+# Prints the jar's path; builds it first when the Java sources or ASM changed.
+agent_jar=$("$VENV/bin/python" -m jbgui.agent.build)
+say "agent: $agent_jar"
