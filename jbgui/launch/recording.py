@@ -1,0 +1,130 @@
+"""Record one run: check the inputs, run the program under the agent, write ``launch.json``.
+
+This is what ``jbtrace record`` does, and what the GUI's record action will do; it prints
+nothing, so that each front end reports in its own way.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from jbgui.launch.agent import locate_agent
+from jbgui.launch.command import check_command, program_name, traced_command
+from jbgui.launch.errors import LaunchError
+from jbgui.launch.options import RecorderOptions, agent_argument_options, agent_option_pairs
+from jbgui.launch.report import (
+    LAUNCH_FILE, TRACE_FILE, TraceSummary, read_trace_summary, write_launch_file,
+)
+from jbgui.launch.runner import run_program
+
+# Names that mark a directory as holding a previous trace, which `replace=True` may delete.
+_TRACE_MARKERS = (TRACE_FILE, LAUNCH_FILE, "static.xml", "events")
+
+
+@dataclass(frozen=True)
+class Recording:
+    """The outcome of :func:`record`: where the trace is and how the program ended."""
+
+    trace_dir: Path
+    command: list[str]
+    traced_command: list[str]
+    exit_status: int
+    wall_seconds: float
+    summary: TraceSummary
+
+
+def default_trace_dir(argv: list[str], parent: Path = Path("."), now: datetime | None = None) -> Path:
+    """A fresh directory ``<program>-<YYYYmmdd-HHMMSS>`` in ``parent``; ``-2``, ``-3``… if taken."""
+    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    base = f"{program_name(argv)}-{stamp}"
+    candidate, number = Path(parent) / base, 2
+    while candidate.exists():
+        candidate, number = Path(parent) / f"{base}-{number}", number + 1
+    return candidate
+
+
+def prepare_trace_dir(trace_dir: Path, replace: bool = False) -> bool:
+    """Make ``trace_dir`` an empty directory; return True when it had to be created.
+
+    A non-empty directory is refused: a new run's per-thread files would sit beside an old run's
+    and make one wrong trace. With ``replace`` a directory that holds a previous trace (and only
+    that) is emptied first.
+    """
+    trace_dir = Path(trace_dir)
+    if trace_dir.exists() and not trace_dir.is_dir():
+        raise LaunchError(f"output path {str(trace_dir)!r} exists and is not a directory")
+    if trace_dir.is_dir():
+        entries = list(trace_dir.iterdir())
+        if not entries:
+            return False
+        if not replace:
+            raise LaunchError(
+                f"output directory {str(trace_dir)!r} is not empty: record into a new directory, "
+                "or replace the trace in it (jbtrace record --force)"
+            )
+        if not any((trace_dir / marker).exists() for marker in _TRACE_MARKERS):
+            raise LaunchError(
+                f"output directory {str(trace_dir)!r} holds files but no trace; it is left alone"
+            )
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        return False
+    try:
+        trace_dir.mkdir(parents=True)
+    except OSError as error:
+        raise LaunchError(f"cannot create output directory {str(trace_dir)!r}: {error.strerror}") from None
+    return True
+
+
+def record(
+    argv: list[str],
+    options: RecorderOptions,
+    *,
+    replace: bool = False,
+    agent_jar: Path | None = None,
+) -> Recording:
+    """Run ``argv`` (a ``java`` or JDK-tool command line) under the agent and wait for it.
+
+    Everything that can be checked is checked before anything starts, raising
+    :class:`LaunchError`; a program that ran but failed is not an error here: its exit status is
+    in the result (128 + N when killed by signal N).
+    """
+    options = options.checked()
+    check_command(argv)
+    created = prepare_trace_dir(options.out, replace)
+    try:
+        jar = agent_jar if agent_jar is not None else locate_agent()
+        pairs = agent_option_pairs(options)
+        with tempfile.TemporaryDirectory(prefix="jbtrace-") as config_dir:
+            # The config file (only written when a value holds a comma) must outlive the JVM's
+            # start-up only, so a temporary directory is enough.
+            command = traced_command(argv, jar, agent_argument_options(pairs, Path(config_dir)))
+            started_epoch_ms = int(time.time() * 1000)
+            start = time.monotonic()
+            status = run_program(command)
+            wall = time.monotonic() - start
+    except LaunchError:
+        if created and not any(Path(options.out).iterdir()):
+            Path(options.out).rmdir()  # nothing ran: leave no empty directory behind
+        raise
+    write_launch_file(options.out, {
+        "command": list(argv),
+        "traced_command": command,
+        "cwd": os.getcwd(),
+        "exit_code": status,
+        "wall_seconds": round(wall, 3),
+        "started_epoch_ms": started_epoch_ms,
+        "agent_jar": str(jar),
+        "agent_options": dict(pairs),
+    })
+    return Recording(options.out, list(argv), command, status, wall,
+                     read_trace_summary(options.out))
