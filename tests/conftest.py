@@ -13,10 +13,12 @@ package). ``compile_program`` compiles one with a given JDK's ``javac`` once per
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -29,10 +31,6 @@ JVM_DIR = Path("/usr/lib/jvm")
 OLDEST_SUPPORTED_RELEASE = 17
 # A traced run that takes longer than this is hung; fail the test instead of the whole session.
 RUN_TIMEOUT_S = 300
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: a long real workload (javac on java/util); deselect with -m 'not slow'")
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,6 +187,11 @@ class JavaRun:
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
 
+    def trace_json(self) -> dict:
+        """The trace's trace.json."""
+        assert self.trace_dir is not None, "an untraced run has no trace"
+        return json.loads((self.trace_dir / "trace.json").read_text())
+
     def describe(self) -> str:
         """For assertion messages: the command and the tail of stderr."""
         tail = "\n".join(self.stderr.splitlines()[-30:])
@@ -225,8 +228,6 @@ def run_java(
     trace_dir: Path | None = None,
 ) -> JavaRun:
     """Run ``java <jvm_args> <java_args>`` in ``cwd`` and capture everything."""
-    import time
-
     command = [jdk.java, *jvm_args, *java_args]
     started = time.perf_counter()
     result = subprocess.run(
@@ -255,45 +256,77 @@ def run_untraced(compile_program, tmp_path_factory) -> Callable[..., JavaRun]:
 
 
 @pytest.fixture(scope="session")
-def record(compile_program, agent_jar, tmp_path_factory) -> Callable[..., JavaRun]:
-    """``record(program, jdk, args=(), **agent_options) -> JavaRun`` with ``trace_dir`` set.
+def run_command() -> Callable[..., JavaRun]:
+    """``run_command(jdk, java_args, cwd) -> JavaRun``: any ``java`` command line, untraced."""
 
-    Runs ``java -javaagent:<jar>=out=<dir>,<options> -cp <classes> Main <args>`` directly. Agent
-    options are passed as written (``level="method"``, ``mode=1``); ``out`` may be given to
-    choose the trace directory (default: a fresh temporary one that does not exist yet).
-    """
-
-    def run(
-        program: str | Path,
-        jdk: Jdk,
-        args: Sequence[str] = (),
-        *,
-        jvm_args: Sequence[str] = (),
-        **options: object,
-    ) -> JavaRun:
-        classes = compile_program(program, jdk)
-        cwd = tmp_path_factory.mktemp("rec")
-        out = Path(options.pop("out", cwd / "trace"))
-        agent = agent_argument(agent_jar, out, options)
-        return run_java(
-            jdk, ["-cp", str(classes), "Main", *args], cwd=cwd, jvm_args=[agent, *jvm_args], trace_dir=out
-        )
+    def run(jdk: Jdk, java_args: Sequence[str], cwd: Path, *, timeout: float = RUN_TIMEOUT_S) -> JavaRun:
+        return run_java(jdk, java_args, cwd=cwd, timeout=timeout)
 
     return run
 
 
 @pytest.fixture(scope="session")
-def program_runs(record, run_untraced) -> Callable[..., tuple[JavaRun, JavaRun]]:
+def record_command(agent_jar) -> Callable[..., JavaRun]:
+    """``record_command(jdk, java_args, cwd, *, out=None, **agent_options) -> JavaRun``.
+
+    Any ``java`` command line (``java_args`` without ``java`` itself) with the agent, writing its
+    trace to ``out`` (default ``cwd/trace``).
+    """
+
+    def run(jdk: Jdk, java_args: Sequence[str], cwd: Path, *, jvm_args: Sequence[str] = (), out: Path | str | None = None,
+            timeout: float = RUN_TIMEOUT_S, **options: object) -> JavaRun:
+        out = Path(out) if out is not None else cwd / "trace"
+        agent = agent_argument(agent_jar, out, options)
+        return run_java(jdk, java_args, cwd=cwd, jvm_args=[agent, *jvm_args], trace_dir=out, timeout=timeout)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def record(compile_program, record_command, tmp_path_factory) -> Callable[..., JavaRun]:
+    """``record(program, jdk, args=(), **agent_options) -> JavaRun`` with ``trace_dir`` set.
+
+    Runs ``java -javaagent:<jar>=out=<dir>,<options> -cp <classes> Main <args>`` directly. Agent
+    options are passed as written (``level="method"``, ``mode=1``; True/False become on/off);
+    ``out`` may be given to choose the trace directory (default: a fresh one in the run's
+    working directory).
+    """
+
+    def run(program: str | Path, jdk: Jdk, args: Sequence[str] = (), *, jvm_args: Sequence[str] = (),
+            **options: object) -> JavaRun:
+        classes = compile_program(program, jdk)
+        cwd = tmp_path_factory.mktemp("rec")
+        return record_command(jdk, ["-cp", str(classes), "Main", *args], cwd, jvm_args=jvm_args, **options)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def untraced_run(run_untraced) -> Callable[..., JavaRun]:
+    """``untraced_run(program, jdk, args=())``: like ``run_untraced``, run once per session."""
+    cache: dict[tuple, JavaRun] = {}
+
+    def run(program: str | Path, jdk: Jdk, args: Sequence[str] = ()) -> JavaRun:
+        key = (str(program), jdk.id, tuple(args))
+        if key not in cache:
+            cache[key] = run_untraced(program, jdk, args)
+        return cache[key]
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def program_runs(record, untraced_run) -> Callable[..., tuple[JavaRun, JavaRun]]:
     """``program_runs(program, jdk, args=(), **options) -> (untraced, traced)``, cached per session.
 
     Several tests look at one program's trace; the JVMs run once.
     """
-    cache: dict[tuple, tuple[JavaRun, JavaRun]] = {}
+    cache: dict[tuple, JavaRun] = {}
 
     def runs(program: str | Path, jdk: Jdk, args: Sequence[str] = (), **options: object) -> tuple[JavaRun, JavaRun]:
         key = (str(program), jdk.id, tuple(args), tuple(sorted(options.items())))
         if key not in cache:
-            cache[key] = (run_untraced(program, jdk, args), record(program, jdk, args, **options))
-        return cache[key]
+            cache[key] = record(program, jdk, args, **options)
+        return untraced_run(program, jdk, args), cache[key]
 
     return runs

@@ -1,0 +1,326 @@
+"""The recorder on real programs, on every JDK of the machine.
+
+Each program in tests/programs runs untraced and traced. Traced, it must print the same stdout
+and end with the same exit code, and leave a complete trace whose events say what the program
+did: the counts below are the ones each program's doc comment promises.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
+
+# Program -> the exit code it ends with.
+PROGRAMS = {
+    "hello": 0,
+    "exceptions": 0,
+    "finally_blocks": 0,
+    "switches": 0,
+    "records": 0,
+    "lambdas": 0,
+    "reflection": 0,
+    "classloaders": 0,
+    "static_init": 0,
+    "system_exit": 7,
+    "thread_uncaught": 0,
+    "stack_overflow": 0,
+    "multithread": 0,
+    "main_throws": 1,
+    "own_asm": 0,
+}
+
+
+def expected_stdout(program: str) -> str:
+    return (PROGRAMS_DIR / program / "expected_stdout.txt").read_text()
+
+
+def assert_complete(run) -> dict:
+    """The trace directory exists, is complete and holds events; returns trace.json."""
+    assert run.trace_dir is not None and run.trace_dir.is_dir(), f"no trace directory\n{run.describe()}"
+    meta = run.trace_json()
+    assert meta["status"] == "complete", f"trace.json status {meta['status']!r}\n{run.describe()}"
+    assert meta["counts"]["events"] > 0
+    assert meta["counts"]["lost_events"] == 0
+    assert (run.trace_dir / "static.xml").is_file()
+    assert (run.trace_dir / "threads.jsonl").is_file()
+    return meta
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_program_output_untraced(program, jdk, untraced_run):
+    """The programs themselves are deterministic: the untraced run prints what is checked in."""
+    untraced = untraced_run(program, jdk)
+    assert untraced.exit_code == PROGRAMS[program], untraced.describe()
+    assert untraced.stdout == expected_stdout(program)
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_traced_run_behaves_like_untraced(program, jdk, program_runs):
+    untraced, traced = program_runs(program, jdk)
+    assert traced.exit_code == untraced.exit_code == PROGRAMS[program], traced.describe()
+    assert traced.stdout == untraced.stdout, traced.describe()
+    assert_complete(traced)
+
+
+def stack_trace(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith(("Exception in thread", "\tat ", "Caused by"))]
+
+
+@pytest.mark.parametrize("program", ["main_throws", "thread_uncaught"])
+def test_uncaught_stack_traces_are_unchanged(program, jdk, program_runs):
+    """Instrumented code keeps its line numbers: the JVM prints the same stack trace."""
+    untraced, traced = program_runs(program, jdk)
+    assert stack_trace(untraced.stderr), untraced.stderr
+    assert stack_trace(traced.stderr) == stack_trace(untraced.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the traces say, program by program.
+
+
+def test_hello_main_thread(jdk, program_runs, facts):
+    _, traced = program_runs("hello", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    main_method = trace.method_id("Main", "main", "([Ljava/lang/String;)V")
+    assert trace.frames(main_method, main) == (1, 1, 0)
+    # JDK classes are traced by default, the ones loaded before premain included.
+    println = trace.method_id("java/io/PrintStream", "println", "(Ljava/lang/String;)V")
+    assert trace.starts(println, main) == 1
+    assert trace.block_events() > 0
+
+
+def test_exceptions_record_every_frame_they_leave(jdk, program_runs, facts):
+    _, traced = program_runs("exceptions", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    level1, level2, level3 = (trace.method_id("Main", f"level{i}", "(I)V") for i in (1, 2, 3))
+    for mid in (level1, level2, level3):
+        assert trace.frames(mid, main) == (10, 5, 5)
+    # In order: for even i the exception leaves level3, level2, level1; for odd i they return.
+    sequence = trace.call_sequence(main, [level1, level2, level3])
+    expected = []
+    for i in range(10):
+        expected += [f"S{level1}", f"S{level2}", f"S{level3}"]
+        kind = "X" if i % 2 == 0 else "E"
+        expected += [f"{kind}{level3}", f"{kind}{level2}", f"{kind}{level1}"]
+    assert sequence == expected
+
+    # A THROWABLE word with the exception's class follows every EXCEPTION_EXIT.
+    throwables = trace.throwables_after_exits(main, level3)
+    assert len(throwables) == 5 and None not in throwables
+    assert len(set(throwables)) == 1
+    assert trace.throwables_after_exits(main, level1) == throwables
+
+    # Recursion: frames n = 0..3 leave by the exception, the frame n = 4 of the same method catches.
+    recurse = trace.method_id("Main", "recurse", "(II)I")
+    assert trace.frames(recurse, main) == (7, 3, 4)
+    assert trace.call_sequence(main, [recurse]) == [f"S{recurse}"] * 7 + [f"X{recurse}"] * 4 + [f"E{recurse}"] * 3
+
+    # Catch and rethrow: both frames leave by an exception.
+    for name in ("wrapper", "thrower"):
+        assert trace.frames(trace.method_id("Main", name, "(I)V"), main) == (3, 0, 3)
+    # An exception the JVM throws (no athrow): integer division by zero.
+    assert trace.frames(trace.method_id("Main", "divide", "(II)I"), main) == (4, 2, 2)
+    # A constructor throwing after super() records its exceptional exit too.
+    assert trace.frames(trace.method_id("Main$Fragile", "<init>", "(I)V"), main) == (3, 2, 1)
+    assert trace.frames(trace.method_id("Main", "main", "([Ljava/lang/String;)V"), main) == (1, 1, 0)
+
+
+def test_finally_blocks(jdk, program_runs, facts):
+    _, traced = program_runs("finally_blocks", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    assert trace.frames(trace.method_id("Main", "guarded", "(I)I"), main) == (3, 2, 1)
+    # The exception overrides() throws is dropped by its own finally: it returns normally.
+    assert trace.frames(trace.method_id("Main", "overrides", "()I"), main) == (1, 1, 0)
+    assert trace.frames(trace.method_id("Main", "nested", "(I)Ljava/lang/String;"), main) == (2, 2, 0)
+    # close() of "b" throws both times, close() of "a" returns both times.
+    assert trace.frames(trace.method_id("Main$Resource", "close", "()V"), main) == (4, 2, 2)
+    assert trace.frames(trace.method_id("Main", "resources", "(Z)V"), main) == (2, 0, 2)
+
+
+def test_switches_run_every_block(jdk, program_runs, facts):
+    _, traced = program_runs("switches", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    dense = trace.method_id("Main", "dense", "(I)Ljava/lang/String;")
+    sparse = trace.method_id("Main", "sparse", "(I)I")
+    assert trace.frames(dense, main) == (8, 8, 0)
+    assert trace.frames(sparse, main) == (6, 6, 0)
+    # The inputs reach every case, so every block of the two methods runs: tableswitch entry +
+    # 6 distinct targets; lookupswitch entry + 6 targets + the join block.
+    for mid, blocks in ((dense, 7), (sparse, 8)):
+        assert int(trace.attributes(mid)["blocks"]) == blocks
+        assert sorted(set(trace.block_indices(main, mid))) == list(range(blocks))
+    for name, desc in (
+        ("onString", "(Ljava/lang/String;)I"),
+        ("stringExpression", "(Ljava/lang/String;)I"),
+    ):
+        assert trace.frames(trace.method_id("Main", name, desc), main) == (5, 5, 0)
+    for name in ("onEnum", "expression"):
+        assert trace.frames(trace.method_id("Main", name, "(LMain$Color;)Ljava/lang/String;"), main) == (4, 4, 0)
+    # The enum switch goes through javac's synthetic switch-map class, initialized once.
+    assert trace.frames(trace.method_id("Main$1", "<clinit>", "()V"), main) == (1, 1, 0)
+
+
+def test_records(jdk, program_runs, facts):
+    _, traced = program_runs("records", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    assert trace.frames(trace.method_id("Main$Range", "<init>", "(II)V"), main) == (4, 3, 1)
+    assert trace.frames(trace.method_id("Main$Range", "length", "()I"), main) == (3, 3, 0)
+    assert trace.frames(trace.method_id("Main$Point", "translate", "(II)LMain$Point;"), main) == (1, 1, 0)
+    # Rect.area() is called by the sort's comparator; all calls return.
+    area = trace.method_id("Main$Rect", "area", "()D")
+    starts, ends, exits = trace.frames(area, main)
+    assert starts >= 3 and starts == ends and exits == 0
+
+
+def test_lambdas_and_streams(jdk, program_runs, facts):
+    _, traced = program_runs("lambdas", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    assert trace.frames(trace.method_id("Main", "square", "(I)I"), main) == (11, 11, 0)
+    assert trace.frames(trace.method_id("Main", "decorate", "(Ljava/lang/String;)Ljava/lang/String;"), main) == (2, 2, 0)
+    # Lambda bodies are ordinary (synthetic) methods of Main and are traced.
+    lambdas = [mid for mid, (cls, name, *_r) in trace.methods.items() if cls == "Main" and name.startswith("lambda$")]
+    assert len(lambdas) >= 6
+    assert all(trace.starts(mid) > 0 for mid in lambdas)
+
+
+def test_reflection(jdk, program_runs, facts):
+    _, traced = program_runs("reflection", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    target = "Main$Target"
+    assert trace.frames(trace.method_id(target, "compute", "(I)I"), main) == (20, 20, 0)
+    assert trace.frames(trace.method_id(target, "<init>", "(Ljava/lang/String;)V"), main) == (3, 3, 0)
+    assert trace.frames(trace.method_id(target, "greet", "(Ljava/lang/String;)Ljava/lang/String;"), main) == (3, 3, 0)
+    assert trace.frames(trace.method_id(target, "secret", "()Ljava/lang/String;"), main) == (1, 1, 0)
+    assert trace.frames(trace.method_id(target, "fail", "()V"), main) == (1, 0, 1)
+
+
+def test_two_loaders_define_two_classes(jdk, program_runs, facts):
+    _, traced = program_runs("classloaders", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    greet = trace.method_ids("Plugin", "greet", "(Ljava/lang/String;)Ljava/lang/String;")
+    assert len(greet) == 2, "each loader's Plugin has its own methods"
+    assert sorted(trace.frames(mid, main) for mid in greet) == [(2, 2, 0), (3, 3, 0)]
+    clinit = trace.method_ids("Plugin", "<clinit>", "()V")
+    assert [trace.frames(mid, main) for mid in clinit] == [(1, 1, 0), (1, 1, 0)]
+
+
+def test_static_initializers(jdk, program_runs, facts):
+    _, traced = program_runs("static_init", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    broken_clinit = trace.method_id("Main$Broken", "<clinit>", "()V")
+    explode = trace.method_id("Main$Broken", "explode", "()I")
+    assert trace.frames(broken_clinit, main) == (1, 0, 1)
+    assert trace.frames(explode, main) == (1, 0, 1)
+    outer = trace.method_id("Main$Outer", "<clinit>", "()V")
+    inner = trace.method_id("Main$Inner", "<clinit>", "()V")
+    # Outer's initializer triggers Inner's, which finishes first.
+    assert trace.call_sequence(main, [outer, inner]) == [f"S{outer}", f"S{inner}", f"E{inner}", f"E{outer}"]
+    assert trace.frames(trace.method_id("Main$Holder", "<clinit>", "()V"), main) == (1, 1, 0)
+
+
+def test_system_exit_from_nested_call(jdk, program_runs, facts):
+    _, traced = program_runs("system_exit", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    for i in range(1, 6):
+        # The frames were never left: System.exit does not return or unwind.
+        assert trace.frames(trace.method_id("Main", f"level{i}", "(I)V"), main) == (1, 0, 0)
+    assert traced.trace_json()["end"]["reason"]
+
+
+def test_uncaught_exception_in_a_thread(jdk, program_runs, facts):
+    _, traced = program_runs("thread_uncaught", jdk)
+    trace = facts(traced.trace_dir)
+    worker = trace.thread("worker-fail")
+    assert trace.frames(trace.method_id("Main$Failing", "run", "()V"), worker) == (1, 0, 1)
+    assert trace.frames(trace.method_id("Main", "step", "(I)V"), worker) == (1, 0, 1)
+    assert trace.frames(trace.method_id("Main", "failDeep", "(I)V"), worker) == (1, 0, 1)
+    ends = [row for row in trace.thread_rows if row.get("kind") == "end" and row["index"] == worker]
+    assert len(ends) == 1 and ends[0]["alive_at_exit"] is False
+
+
+def test_caught_stack_overflow(jdk, program_runs, facts):
+    _, traced = program_runs("stack_overflow", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    dive = trace.method_id("Main", "dive", "(J)J")
+    starts, ends, exits = trace.frames(dive, main)
+    assert starts > 2000  # two dives deeper than 1000 frames each
+    assert ends == 0
+    assert exits == starts, "every frame the StackOverflowError left records an exceptional exit"
+    assert trace.frames(trace.method_id("Main", "afterwards", "(I)I"), main) == (3, 3, 0)
+
+
+def test_threads_have_their_own_streams(jdk, program_runs, facts):
+    _, traced = program_runs("multithread", jdk)
+    trace = facts(traced.trace_dir)
+    names = trace.thread_names()
+    expected = ["main", "producer", "consumer"] + [f"worker-{i}" for i in range(4)] + [f"pool-{i}" for i in (1, 2, 3)]
+    for name in expected:
+        assert name in names
+    work = trace.method_id("Main", "work", "(I)J")
+    task = trace.method_id("Main", "task", "(I)I")
+    for i in range(4):
+        assert trace.frames(work, trace.thread(f"worker-{i}")) == (1, 1, 0)
+    assert trace.starts(work) == 4
+    pool = [trace.thread(f"pool-{i}") for i in (1, 2, 3)]
+    assert sum(trace.starts(task, t) for t in pool) == 10
+    assert trace.starts(task) == 10
+    assert trace.frames(trace.method_id("Main", "produce", "(LMain$Buffer;I)V"), trace.thread("producer")) == (200, 200, 0)
+    assert trace.frames(trace.method_id("Main", "consume", "(LMain$Buffer;)J"), trace.thread("consumer")) == (200, 200, 0)
+    assert traced.trace_json()["counts"]["threads"] >= len(expected)
+
+
+def test_uncaught_exception_in_main(jdk, program_runs, facts):
+    _, traced = program_runs("main_throws", jdk)
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    assert trace.frames(trace.method_id("Main", "validate", "(Ljava/lang/String;)I"), main) == (2, 1, 1)
+    assert trace.frames(trace.method_id("Main", "parse", "(Ljava/lang/String;)I"), main) == (2, 1, 1)
+    assert trace.frames(trace.method_id("Main", "main", "([Ljava/lang/String;)V"), main) == (1, 0, 1)
+
+
+def test_program_bundling_its_own_asm(jdk, program_runs, facts):
+    _, traced = program_runs("own_asm", jdk)
+    assert "ClassReader.whoAmI() = program's own" in traced.stdout
+    trace = facts(traced.trace_dir)
+    main = trace.thread("main")
+    # The program's ClassReader is traced like any class; the agent's ASM is not in the trace.
+    assert trace.frames(trace.method_id("org/objectweb/asm/ClassReader", "whoAmI", "()Ljava/lang/String;"), main) == (2, 2, 0)
+    classes = {cls for cls, *_rest in trace.methods.values()}
+    assert not [c for c in classes if c.startswith("org/objectweb/asm/") and c != "org/objectweb/asm/ClassReader"]
+    assert not [c for c in classes if c.startswith("jbgui/")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Options
+
+
+def test_method_level_records_no_blocks(jdk, program_runs, facts):
+    untraced, traced = program_runs("exceptions", jdk, level="method")
+    assert traced.exit_code == untraced.exit_code and traced.stdout == untraced.stdout
+    assert_complete(traced)
+    trace = facts(traced.trace_dir)
+    assert trace.block_events() == 0
+    main = trace.thread("main")
+    assert trace.frames(trace.method_id("Main", "recurse", "(II)I"), main) == (7, 3, 4)
+
+
+def test_shared_stream_mode(jdk, program_runs):
+    untraced, traced = program_runs("multithread", jdk, mode=1)
+    assert traced.exit_code == untraced.exit_code and traced.stdout == untraced.stdout
+    assert_complete(traced)
+    assert (traced.trace_dir / "events" / "shared.jbt").is_file()
+    assert not list((traced.trace_dir / "events").glob("T*.jbt"))
