@@ -94,9 +94,12 @@ def agent_option_pairs(options: RecorderOptions) -> list[tuple[str, str]]:
     if options.instructions is not None:
         pairs.append(("instructions", _on_off(options.instructions)))
     for key, value in pairs:
-        # Neither the option string nor the config file can carry a line break.
+        # Neither the option string nor the config file can carry a line break, and the agent
+        # trims every value.
         if "\n" in value or "\r" in value:
             raise LaunchError(f"the {key} option {value!r} contains a line break, which the agent cannot read")
+        if value != value.strip():
+            raise LaunchError(f"the {key} option {value!r} begins or ends with a space, which the agent drops")
     return pairs
 
 
@@ -121,6 +124,13 @@ def agent_argument_options(pairs: list[tuple[str, str]], config_dir: Path) -> st
     """The text after ``-javaagent:<jar>=``: inline pairs, or ``config=FILE`` written in ``config_dir``."""
     if not needs_config_file(pairs):
         return format_option_string(pairs)
+    for key, value in pairs:
+        # The agent's config-file reader takes '#' as the start of a comment.
+        if "#" in value:
+            raise LaunchError(
+                f"the {key} option {value!r} holds both a comma and a '#': the agent cannot be "
+                "given such a value; choose another path"
+            )
     config = Path(config_dir).absolute() / CONFIG_FILE_NAME
     if "," in str(config) or "\n" in str(config):
         raise LaunchError(f"cannot pass the agent a config file at {str(config)!r}: its path holds a comma")

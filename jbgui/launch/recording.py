@@ -99,11 +99,11 @@ def record(
     in the result (128 + N when killed by signal N).
     """
     options = options.checked()
+    pairs = agent_option_pairs(options)
     check_command(argv)
     created = prepare_trace_dir(options.out, replace)
     try:
         jar = agent_jar if agent_jar is not None else locate_agent()
-        pairs = agent_option_pairs(options)
         with tempfile.TemporaryDirectory(prefix="jbtrace-") as config_dir:
             # The config file (only written when a value holds a comma) must outlive the JVM's
             # start-up only, so a temporary directory is enough.

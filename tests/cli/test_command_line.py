@@ -111,6 +111,12 @@ def test_a_comma_in_a_value_moves_all_options_into_a_config_file(tmp_path):
     assert format_config_file(pairs) == config.read_text()
 
 
+def test_a_config_file_cannot_carry_a_hash_which_starts_a_comment_there(tmp_path):
+    pairs = agent_option_pairs(RecorderOptions(out=Path("/t/a,b#1")))
+    with pytest.raises(LaunchError, match="'#'"):
+        agent_argument_options(pairs, tmp_path)
+
+
 def test_without_commas_no_config_file_is_written(tmp_path):
     pairs = agent_option_pairs(RecorderOptions(out=Path("/t/plain"), mode=2))
     assert agent_argument_options(pairs, tmp_path) == "out=/t/plain,mode=2"
@@ -120,6 +126,11 @@ def test_without_commas_no_config_file_is_written(tmp_path):
 def test_a_line_break_in_a_value_is_refused():
     with pytest.raises(LaunchError, match="line break"):
         agent_option_pairs(RecorderOptions(out=Path("/t/a\nb")))
+
+
+def test_a_value_the_agent_would_trim_is_refused():
+    with pytest.raises(LaunchError, match="space"):
+        agent_option_pairs(RecorderOptions(out=Path("/t/trailing ")))
 
 
 def test_checked_options_have_absolute_paths(tmp_path, monkeypatch):
