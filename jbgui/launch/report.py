@@ -57,8 +57,8 @@ def read_trace_summary(trace_dir: Path) -> TraceSummary:
     if not path.is_file():
         return TraceSummary(
             trace_dir, None, bytes_on_disk=size,
-            problem="no trace was recorded: the agent did not start (its message, if it refused "
-                    "its options or the output directory, is above), or the command did not start a JVM",
+            problem=f"no trace was recorded (no {TRACE_FILE}): the JVM stopped before the agent "
+                    "started tracing; the reason is above (for example the agent refused its options)",
         )
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
@@ -95,11 +95,12 @@ def _number(value: object) -> str:
 
 def format_summary(summary: TraceSummary, exit_status: int, wall_seconds: float) -> str:
     """A few lines for stderr: what was recorded, or plainly why no complete trace was."""
-    run = f"exit status {exit_status}, {wall_seconds:.2f} s"
     if summary.status is None:
-        return f"jbtrace: {summary.problem}\njbtrace: trace directory {summary.trace_dir} ({run})"
+        return (f"jbtrace: {summary.problem}\n"
+                f"jbtrace: program exit status {exit_status} after {wall_seconds:.2f} s; "
+                f"trace directory {summary.trace_dir}")
     counts = summary.counts
-    lines = [f"jbtrace: recorded {summary.trace_dir} ({summary.status}; {run})"]
+    lines = [f"jbtrace: recorded {summary.trace_dir} ({summary.status}), program exit status {exit_status}"]
     classes = _number(counts.get("classes"))
     if isinstance(counts.get("classes_instrumented"), int):
         classes += f" ({counts['classes_instrumented']:,} instrumented)"

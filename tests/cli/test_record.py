@@ -88,7 +88,7 @@ def test_example_summary_goes_to_stderr_with_the_trace_counts(example_run):
     counts = meta["counts"]
     assert counts["threads"] >= 3, "main and the two workers each recorded events"
     assert counts["events"] > 0 and counts["event_bytes"] > 0
-    assert f"jbtrace: recorded {trace_dir} (complete; exit status 0," in traced.stderr
+    assert f"jbtrace: recorded {trace_dir} (complete), program exit status 0\n" in traced.stderr
     assert f"threads {counts['threads']:,}" in traced.stderr
     assert f"methods {counts['methods']:,}" in traced.stderr
     assert f"events {counts['events']:,} in {counts['event_bytes']:,} bytes" in traced.stderr
@@ -118,7 +118,7 @@ def test_the_programs_exit_status_is_jbtraces(jbtrace, default_jdk, compile_java
     assert result.stdout == "leaving with 3\n"
     assert launch_json(tmp_path / "t")["exit_code"] == 3
     assert trace_json(tmp_path / "t")["status"] == "complete"
-    assert "exit status 3" in result.stderr
+    assert "program exit status 3\n" in result.stderr
 
 
 def test_stdin_reaches_the_program_and_its_stderr_stays_its_own(jbtrace, default_jdk, compile_java, tmp_path):
@@ -127,7 +127,9 @@ def test_stdin_reaches_the_program_and_its_stderr_stays_its_own(jbtrace, default
                      cwd=tmp_path, input="abc\nhello world\n")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "1: cba\n2: dlrow olleh\n"
-    assert result.stderr.startswith("read 2 lines\n"), "the program's stderr comes before our summary"
+    # The program's stderr is passed through as it is written, before jbtrace's summary.
+    assert "read 2 lines\n" in result.stderr
+    assert result.stderr.index("read 2 lines\n") < result.stderr.index("jbtrace: recorded")
 
 
 def test_without_o_a_fresh_directory_is_named_after_the_program(jbtrace, default_jdk, compile_java, tmp_path):
@@ -180,12 +182,24 @@ def test_javac_takes_the_agent_through_minus_j(jbtrace, tmp_path):
     assert meta["counts"]["methods"] > 0 and meta["counts"]["events"] > 0
 
 
+def test_when_the_agent_refuses_its_options_the_summary_says_so(jbtrace, default_jdk, compile_java, tmp_path):
+    classes = compile_java({"Main.java": EXITS_WITH_3})
+    (tmp_path / "events.txt").write_text("event method_start\nevent no_such_event\n")
+    result = jbtrace(["record", "--events", "events.txt", "-o", "t", "--",
+                      default_jdk.java, "-cp", str(classes), "Main"], cwd=tmp_path)
+    assert result.returncode not in (0, 3), "the JVM must stop before main"
+    assert result.stdout == ""
+    assert "no_such_event" in result.stderr, "the agent's own message reaches the user"
+    assert "jbtrace: no trace was recorded (no trace.json)" in result.stderr
+    assert launch_json(tmp_path / "t")["exit_code"] == result.returncode
+
+
 # --- inputs checked before anything starts --------------------------------------------------------
 
 def test_a_missing_filter_file_is_named_and_nothing_runs(jbtrace, tmp_path):
     result = jbtrace(["record", "--include", "no-such-list.txt", "-o", "t", "--", "java", "-version"], cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr == f"jbtrace: error: include filter file '{tmp_path / 'no-such-list.txt'}' does not exist\n"
+    assert result.stderr == "jbtrace: error: include filter file 'no-such-list.txt' does not exist\n"
     assert not (tmp_path / "t").exists()
 
 
