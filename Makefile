@@ -35,7 +35,13 @@ demo: setup
 	@ls -l $(DEMO_TRACE) $(DEMO_TRACE)/events
 	@echo
 	@echo "== threads ($(DEMO_TRACE)/threads.jsonl)"
-	@cat $(DEMO_TRACE)/threads.jsonl
+	@sed -e '$$a\' $(DEMO_TRACE)/threads.jsonl
+	@echo
+	@echo "== the example's classes in $(DEMO_TRACE)/static.xml"
+	@grep -o '<class [^>]*name="example/[^"]*"' $(DEMO_TRACE)/static.xml | sed 's/.*name="//; s/"$$//'
+	@echo
+	@echo "== agent warnings ($(DEMO_TRACE)/agent.log)"
+	@cat $(DEMO_TRACE)/agent.log
 
 # Benchmarks are scripts that print side-by-side measurements; there is nothing to assert.
 bench: setup
