@@ -3,6 +3,7 @@
 - :mod:`~jbgui.launch.options`: the recorder's options and how they reach the agent;
 - :mod:`~jbgui.launch.command`: where ``-javaagent`` goes in a ``java``/JDK-tool command line;
 - :mod:`~jbgui.launch.runner`: run the program with inherited streams, forward signals;
+- :mod:`~jbgui.launch.agent`: the agent jar (built on first use by :mod:`jbgui.agent.build`);
 - :mod:`~jbgui.launch.report`: ``launch.json`` and a summary read from ``trace.json``;
 - :mod:`~jbgui.launch.recording`: all of the above in one call, :func:`record`.
 

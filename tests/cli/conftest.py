@@ -1,7 +1,8 @@
 """Fixtures for running the real ``jbtrace`` on real JVMs.
 
 ``jbtrace(args, cwd=…, input=…)`` runs ``python -m jbgui.cli`` as a user would and captures its
-streams; ``start_jbtrace`` starts it without waiting; ``run_untraced`` runs a command bare. ``compile_java(sources)`` compiles Java sources given as text with the default JDK's
+streams; ``start_jbtrace`` starts it without waiting; ``run_bare`` runs a command untraced, for
+comparison. ``compile_java(sources)`` compiles Java sources given as text with the default JDK's
 ``javac``. The shared fixtures ``agent_jar`` and ``default_jdk`` come from tests/conftest.py.
 """
 
@@ -65,8 +66,8 @@ def start_jbtrace(agent_jar: Path) -> Callable[..., subprocess.Popen[str]]:
 
 
 @pytest.fixture(scope="session")
-def run_untraced() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """``run_untraced(argv, cwd=…)``: the same command without jbtrace, for comparison."""
+def run_bare() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``run_bare(argv, cwd=…)``: the same command without jbtrace, for comparison."""
 
     def run(argv: Sequence[str], *, cwd: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True,

@@ -64,11 +64,11 @@ def launch_json(trace_dir: Path) -> dict:
 # --- the bundled example, recorded once with every default (JDK classes traced) -----------------
 
 @pytest.fixture(scope="module")
-def example_run(jbtrace, run_untraced, default_jdk, example_classes, tmp_path_factory):
+def example_run(jbtrace, run_bare, default_jdk, example_classes, tmp_path_factory):
     """(untraced run, jbtrace run, trace dir) of resources/examples."""
     cwd = tmp_path_factory.mktemp("example")
     argv = [default_jdk.java, "-cp", str(example_classes), "example.Main"]
-    untraced = run_untraced(argv, cwd=cwd)
+    untraced = run_bare(argv, cwd=cwd)
     assert untraced.returncode == 0, untraced.stderr
     traced = jbtrace(["record", "-o", "trace", "--", *argv], cwd=cwd)
     return untraced, traced, cwd / "trace"
