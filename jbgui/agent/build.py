@@ -1,0 +1,190 @@
+"""Build the recording agent from the Java sources shipped inside this package.
+
+The agent is three jars, laid side by side in one directory:
+
+``jbgui-agent.jar``
+    Only ``jbgui.agent.Premain`` and the manifest. It is what ``-javaagent:`` names; it is put on
+    the system class path by the JVM, so it must stay tiny and depend on nothing.
+``jbgui-runtime.jar``
+    ``jbgui.runtime`` and ``jbgui.output``: the code instrumented classes call and the trace
+    writer. Premain appends it to the *bootstrap* class path, because instrumented JDK classes
+    (defined by the bootstrap loader) must be able to call it.
+``jbgui-engine.jar``
+    The instrumentation engine (``jbgui.agent``, ``jbgui.instr``) together with ASM. Premain loads
+    it in an isolated class loader whose parent is the bootstrap loader, so the agent's ASM never
+    meets a program's own copy of ASM.
+
+Jars are built with :mod:`zipfile`; only ``javac`` is needed. The output directory is keyed by a
+hash of the sources and of the ASM jars, so a changed source rebuilds and an unchanged one is
+reused. ``python -m jbgui.agent.build`` builds (if needed) and prints the agent jar's path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+JAVA_SOURCES = Path(__file__).resolve().parent / "java"
+AGENT_JAR = "jbgui-agent.jar"
+RUNTIME_JAR = "jbgui-runtime.jar"
+ENGINE_JAR = "jbgui-engine.jar"
+# The ASM modules the engine uses; Debian's libasm-java installs them here.
+ASM_MODULES = ("asm", "asm-tree", "asm-analysis", "asm-util")
+DEFAULT_ASM_DIR = Path("/usr/share/java")
+# The oldest JDK the recorder supports is 17 (it uses Class.isHidden, JDK 15+).
+JAVA_RELEASE = "17"
+
+
+class AgentBuildError(Exception):
+    """The agent cannot be built; the message says what to install or fix."""
+
+
+def find_java_home() -> Path:
+    """The JDK used to build the agent: ``$JAVA_HOME``, else the one ``javac`` on PATH belongs to."""
+    env = os.environ.get("JAVA_HOME")
+    if env and (Path(env) / "bin" / "javac").exists():
+        return Path(env)
+    javac = shutil.which("javac")
+    if javac:
+        return Path(javac).resolve().parent.parent
+    raise AgentBuildError(
+        "no JDK found: install one with javac (on Debian: apt-get install openjdk-17-jdk-headless) "
+        "or set JAVA_HOME"
+    )
+
+
+def find_asm_jars() -> list[Path]:
+    """ASM's jars: ``$JBGUI_ASM_DIR`` or Debian's ``/usr/share/java`` (package libasm-java)."""
+    asm_dir = Path(os.environ.get("JBGUI_ASM_DIR", DEFAULT_ASM_DIR))
+    jars = [asm_dir / f"{name}.jar" for name in ASM_MODULES]
+    missing = [str(j) for j in jars if not j.exists()]
+    if missing:
+        raise AgentBuildError(
+            f"ASM not found ({', '.join(missing)} missing): install it with "
+            "'apt-get install libasm-java', or point JBGUI_ASM_DIR at a folder holding "
+            + ", ".join(f"{m}.jar" for m in ASM_MODULES)
+        )
+    return jars
+
+
+def _source_files() -> list[Path]:
+    files = sorted(JAVA_SOURCES.rglob("*.java"))
+    if not files:
+        raise AgentBuildError(f"the agent's Java sources are missing from {JAVA_SOURCES}")
+    return files
+
+
+def build_key(sources: list[Path], asm_jars: list[Path]) -> str:
+    """A hash of everything the jars are made from."""
+    digest = hashlib.sha256()
+    for path in sources:
+        digest.update(str(path.relative_to(JAVA_SOURCES)).encode())
+        digest.update(path.read_bytes())
+    for jar in asm_jars:
+        digest.update(jar.name.encode())
+        digest.update(jar.read_bytes())
+    digest.update(JAVA_RELEASE.encode())
+    return digest.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    """Where built agents go: ``$JBGUI_CACHE`` or ``~/.cache/jbgui``."""
+    env = os.environ.get("JBGUI_CACHE")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "jbgui"
+
+
+def agent_dir() -> Path:
+    """The directory the current sources build into (it may not exist yet)."""
+    return cache_root() / f"agent-{build_key(_source_files(), find_asm_jars())}"
+
+
+def ensure_agent() -> Path:
+    """Return the path of ``jbgui-agent.jar``, building the three jars first if needed."""
+    target = agent_dir()
+    if (target / AGENT_JAR).exists():
+        return target / AGENT_JAR
+    _build_into(target)
+    return target / AGENT_JAR
+
+
+def _manifest() -> bytes:
+    return (
+        "Manifest-Version: 1.0\r\n"
+        "Premain-Class: jbgui.agent.Premain\r\n"
+        "Can-Retransform-Classes: true\r\n"
+        "Can-Redefine-Classes: false\r\n"
+        "Created-By: jbgui\r\n\r\n"
+    ).encode()
+
+
+def _build_into(target: Path) -> None:
+    java_home = find_java_home()
+    asm_jars = find_asm_jars()
+    sources = _source_files()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="agent-build-", dir=target.parent))
+    try:
+        classes = work / "classes"
+        classes.mkdir()
+        cmd = [
+            str(java_home / "bin" / "javac"),
+            "--release", JAVA_RELEASE,
+            "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
+            "-cp", os.pathsep.join(map(str, asm_jars)),
+            "-d", str(classes),
+            *map(str, sources),
+        ]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise AgentBuildError("javac failed to compile the agent:\n" + result.stderr)
+        out = work / "jars"
+        out.mkdir()
+        with zipfile.ZipFile(out / AGENT_JAR, "w", zipfile.ZIP_DEFLATED) as jar:
+            jar.writestr("META-INF/MANIFEST.MF", _manifest())
+            _add_tree(jar, classes, ("jbgui/agent/Premain",))
+        with zipfile.ZipFile(out / RUNTIME_JAR, "w", zipfile.ZIP_DEFLATED) as jar:
+            _add_tree(jar, classes, ("jbgui/runtime/", "jbgui/output/"))
+        with zipfile.ZipFile(out / ENGINE_JAR, "w", zipfile.ZIP_DEFLATED) as jar:
+            _add_tree(jar, classes, ("jbgui/agent/", "jbgui/instr/"), exclude=("jbgui/agent/Premain",))
+            for asm in asm_jars:
+                with zipfile.ZipFile(asm) as source:
+                    for info in source.infolist():
+                        if info.filename.endswith(".class") and "module-info" not in info.filename:
+                            jar.writestr(info.filename, source.read(info))
+        try:
+            out.rename(target)
+        except OSError:
+            # Another process built the same key at the same time; theirs is as good as ours.
+            if not (target / AGENT_JAR).exists():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _add_tree(jar: zipfile.ZipFile, root: Path, prefixes: tuple[str, ...], exclude: tuple[str, ...] = ()) -> None:
+    for path in sorted(root.rglob("*.class")):
+        name = path.relative_to(root).as_posix()
+        if name.startswith(prefixes) and not name.startswith(exclude):
+            jar.write(path, name)
+
+
+def main() -> int:
+    try:
+        print(ensure_agent())
+    except AgentBuildError as error:
+        print(f"jbgui: cannot build the agent: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+package jbgui.agent;
+
+import java.io.File;
+import java.io.IOException;
+import java.lang.instrument.Instrumentation;
+import java.lang.module.ModuleFinder;
+import java.lang.module.ModuleReference;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import jbgui.output.Json;
+import jbgui.output.TraceWriter;
+import jbgui.runtime.ClassRegistry;
+import jbgui.runtime.Config;
+import jbgui.runtime.Tracer;
+
+/**
+ * Start-up of the recorder, in the isolated engine class loader: check the options and the
+ * output directory, let every named module read the runtime, start the writer, register the
+ * transformer, retransform the classes loaded before the agent, hook the JVM's shutdown, and
+ * only then turn recording on.
+ */
+public final class Engine {
+    private Engine() {}
+
+    public static final String VERSION = "0.1.0";
+    /** Shutdown hook slot in the JVM's own table: after the program's shutdown hooks (slot 1). */
+    private static final int SHUTDOWN_SLOT = 7;
+
+    public static void start(String args, Instrumentation inst) throws Exception {
+        long startNanos = System.nanoTime();
+        Options options = Options.parse(args);
+        prepareDirectory(options.out);
+
+        Config.mode = options.mode;
+        Config.recordClassLoad = options.selected("class_load");
+        Config.recordMethodStart = options.selected("method_start");
+        Config.recordMethodEnd = options.selected("method_end");
+        Config.recordBlocks = options.blockLevel && options.selected("basic_block");
+        Config.recordReceiver = options.selected("receiver_type");
+        Config.recordExceptionExit = options.selected("exception_exit");
+        Config.clockPeriodMicros = options.clockMicros;
+
+        Module runtime = Tracer.class.getModule();
+        for (Module m : ModuleLayer.boot().modules()) {
+            readRuntime(inst, m, runtime);
+        }
+        // The shutdown hook runs in the JVM's own table of system hooks (jdk.internal.access).
+        Module base = Object.class.getModule();
+        inst.redefineModule(base, Set.of(), Map.of("jdk.internal.access", Set.of(Engine.class.getModule(), runtime)),
+                Map.of(), Set.of(), Map.of());
+
+        TraceWriter.start(options.out, options.toJson(), jvmJson(), options.mode == 1, Config.maxBufferedBytes,
+                options.clockMicros);
+
+        Set<String> systemModules = new HashSet<>();
+        for (ModuleReference ref : ModuleFinder.ofSystem().findAll()) {
+            systemModules.add(ref.descriptor().name());
+        }
+        Transformer transformer = new Transformer(inst, options, runtime, Engine.class.getClassLoader(),
+                Collections.unmodifiableSet(systemModules));
+        transformer.warmUp();
+        inst.addTransformer(transformer, true);
+        long began = System.nanoTime();
+        retransformLoaded(inst, transformer);
+        TraceWriter.log("info: retransformed " + transformer.preloadedCount + " classes loaded before the agent in "
+                + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
+                + " ms); agent start-up " + (System.nanoTime() - startNanos) / 1_000_000 + " ms");
+        registerShutdownHook();
+        Tracer.setActive(true);
+    }
+
+    private static void prepareDirectory(File out) {
+        if (out.exists() && !out.isDirectory()) {
+            throw new AgentError("output directory " + out + " exists and is not a directory");
+        }
+        if (!out.exists() && !out.mkdirs()) {
+            throw new AgentError("cannot create output directory " + out + " (check the path and its permissions)");
+        }
+        if (new File(out, "trace.json").exists()) {
+            throw new AgentError("output directory " + out + " already holds a trace; choose another one");
+        }
+        File probe = new File(out, ".jbgui-write-test");
+        try {
+            if (!probe.createNewFile() && !probe.exists()) {
+                throw new IOException("createNewFile failed");
+            }
+            probe.delete();
+        } catch (IOException | SecurityException e) {
+            throw new AgentError("output directory " + out + " is not writable: " + e.getMessage());
+        }
+    }
+
+    static void readRuntime(Instrumentation inst, Module m, Module runtime) {
+        if (m.isNamed() && !m.canRead(runtime) && inst.isModifiableModule(m)) {
+            inst.redefineModule(m, Set.of(runtime), Map.of(), Map.of(), Set.of(), Map.of());
+        }
+    }
+
+    /** Instruments the classes the JVM loaded before the agent ran (the seed's "core JRE classes"). */
+    private static void retransformLoaded(Instrumentation inst, Transformer transformer) {
+        Class<?>[] loaded = inst.getAllLoadedClasses();
+        List<Class<?>> todo = new ArrayList<>();
+        for (Class<?> c : loaded) {
+            if (transformer.wantsRetransform(c)) {
+                todo.add(c);
+            }
+        }
+        transformer.preloadedCount = todo.size();
+        final int batch = 64;
+        for (int i = 0; i < todo.size(); i += batch) {
+            List<Class<?>> part = todo.subList(i, Math.min(todo.size(), i + batch));
+            try {
+                inst.retransformClasses(part.toArray(new Class<?>[0]));
+            } catch (Throwable e) {
+                // One bad class fails the whole batch: redo it one by one to find it.
+                for (Class<?> c : part) {
+                    try {
+                        inst.retransformClasses(c);
+                    } catch (Throwable single) {
+                        transformer.retransformFailed(c, single);
+                    }
+                }
+            }
+        }
+    }
+
+    private static void registerShutdownHook() {
+        Runnable hook = () -> TraceWriter.shutdown("shutdown");
+        try {
+            Class<?> secrets = Class.forName("jdk.internal.access.SharedSecrets");
+            Object access = secrets.getMethod("getJavaLangAccess").invoke(null);
+            Method register = Class.forName("jdk.internal.access.JavaLangAccess")
+                    .getMethod("registerShutdownHook", int.class, boolean.class, Runnable.class);
+            register.invoke(access, SHUTDOWN_SLOT, false, (Runnable) () -> {
+                jbgui.runtime.ThreadTrace guard = Tracer.guardCurrentThread();
+                try {
+                    hook.run();
+                } finally {
+                    Tracer.unguard(guard);
+                }
+            });
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            // An ordinary hook then: it may run beside the program's own hooks.
+            TraceWriter.log("warning: JVM system shutdown hook unavailable (" + e + "); using Runtime.addShutdownHook");
+            Thread t = new Thread(hook, "jbgui-shutdown");
+            jbgui.runtime.ThreadRegistry.ignore(t);
+            Runtime.getRuntime().addShutdownHook(t);
+        }
+    }
+
+    private static String jvmJson() {
+        String command = System.getProperty("sun.java.command", "");
+        return "{\"java_version\": " + Json.quote(System.getProperty("java.version")) + ", \"vm_name\": "
+                + Json.quote(System.getProperty("java.vm.name")) + ", \"java_home\": "
+                + Json.quote(System.getProperty("java.home")) + ", \"pid\": " + ProcessHandle.current().pid()
+                + ", \"command\": " + Json.quote(command) + ", \"cwd\": " + Json.quote(System.getProperty("user.dir"))
+                + "}";
+    }
+
+    static int classCount() {
+        return ClassRegistry.classCount();
+    }
+}

@@ -1,0 +1,218 @@
+package jbgui.agent;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.text.SimpleDateFormat;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Date;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The agent's options: {@code -javaagent:jbgui-agent.jar=key=value,key=value}. {@code config=FILE}
+ * reads more from a file (lines {@code key=value} or {@code key value}), for values holding commas.
+ * {@code events=FILE} is an event-selection file in the Tracing JVM's style
+ * ({@code outputfile NAME}, {@code event NAME}). Filter files follow the IBM disclosure: one
+ * class-name prefix per line ({@code java/lang}); {@code #} starts a comment.
+ */
+final class Options {
+    static final List<String> EVENT_NAMES = Arrays.asList(
+            "class_load", "method_start", "method_end", "basic_block", "receiver_type", "exception_exit");
+    private static final List<String> KEYS = Arrays.asList(
+            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock");
+
+    File out;
+    boolean outGiven;
+    final List<String> include = new ArrayList<>();
+    final List<String> exclude = new ArrayList<>();
+    final List<String> includeFiles = new ArrayList<>();
+    final List<String> excludeFiles = new ArrayList<>();
+    boolean jdk = true;
+    boolean blockLevel = true;
+    boolean precise = false;
+    int mode = 2;
+    final Set<String> events = new LinkedHashSet<>(EVENT_NAMES);
+    String eventsFile;
+    boolean instructions = false;
+    int clockMicros = 1000;
+
+    static Options parse(String args) {
+        Options o = new Options();
+        if (args != null && !args.isBlank()) {
+            for (String pair : args.split(",")) {
+                if (pair.isBlank()) {
+                    continue;
+                }
+                int eq = pair.indexOf('=');
+                if (eq < 0) {
+                    throw new AgentError("option '" + pair + "' has no value; write key=value (keys: " + KEYS + ")");
+                }
+                o.set(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+            }
+        }
+        if (o.out == null) {
+            String stamp = new SimpleDateFormat("yyyyMMdd-HHmmss").format(new Date());
+            o.out = new File("jbgui-trace-" + stamp + "-" + ProcessHandle.current().pid()).getAbsoluteFile();
+        }
+        return o;
+    }
+
+    private void set(String key, String value) {
+        switch (key) {
+            case "out": out = new File(value).getAbsoluteFile(); outGiven = true; break;
+            case "include": include.addAll(readPrefixes(value, "include")); includeFiles.add(value); break;
+            case "exclude": exclude.addAll(readPrefixes(value, "exclude")); excludeFiles.add(value); break;
+            case "jdk": jdk = onOff(key, value); break;
+            case "instructions": instructions = onOff(key, value); break;
+            case "level":
+                if (!value.equals("block") && !value.equals("method")) {
+                    throw new AgentError("level must be 'block' or 'method', not '" + value + "'");
+                }
+                blockLevel = value.equals("block");
+                break;
+            case "bba":
+                if (!value.equals("default") && !value.equals("precise")) {
+                    throw new AgentError("bba (basic-block analysis) must be 'default' or 'precise', not '" + value + "'");
+                }
+                precise = value.equals("precise");
+                break;
+            case "mode":
+                if (!value.equals("1") && !value.equals("2")) {
+                    throw new AgentError("mode must be 1 (one shared stream) or 2 (one stream per thread), not '" + value + "'");
+                }
+                mode = Integer.parseInt(value);
+                break;
+            case "clock":
+                try {
+                    clockMicros = Integer.parseInt(value);
+                } catch (NumberFormatException e) {
+                    clockMicros = -1;
+                }
+                if (clockMicros < 0) {
+                    throw new AgentError("clock must be the sampling period in microseconds (0 = off), not '" + value + "'");
+                }
+                break;
+            case "events": readEvents(value); break;
+            case "config": readConfig(value); break;
+            default:
+                throw new AgentError("unknown option '" + key + "' (known: " + String.join(", ", KEYS) + ")");
+        }
+    }
+
+    private static boolean onOff(String key, String value) {
+        switch (value) {
+            case "on": case "true": case "yes": return true;
+            case "off": case "false": case "no": return false;
+            default: throw new AgentError(key + " must be 'on' or 'off', not '" + value + "'");
+        }
+    }
+
+    private static List<String> lines(String path, String what) {
+        File f = new File(path);
+        if (!f.isFile()) {
+            throw new AgentError(what + " file not found: " + f.getAbsolutePath());
+        }
+        try {
+            return Files.readAllLines(f.toPath(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new AgentError("cannot read " + what + " file " + f.getAbsolutePath() + ": " + e.getMessage());
+        }
+    }
+
+    private static String strip(String line) {
+        int hash = line.indexOf('#');
+        return (hash >= 0 ? line.substring(0, hash) : line).trim();
+    }
+
+    static List<String> readPrefixes(String path, String what) {
+        List<String> prefixes = new ArrayList<>();
+        for (String line : lines(path, what + " filter")) {
+            String p = strip(line);
+            if (!p.isEmpty()) {
+                prefixes.add(p.replace('.', '/'));
+            }
+        }
+        return prefixes;
+    }
+
+    private void readEvents(String path) {
+        eventsFile = path;
+        Set<String> selected = new LinkedHashSet<>();
+        int n = 0;
+        for (String line : lines(path, "event-selection")) {
+            n++;
+            String l = strip(line);
+            if (l.isEmpty()) {
+                continue;
+            }
+            String[] words = l.split("\\s+", 2);
+            if (words[0].equals("event") && words.length == 2) {
+                if (!EVENT_NAMES.contains(words[1])) {
+                    throw new AgentError(path + ":" + n + ": unknown event '" + words[1] + "' (known: "
+                            + String.join(", ", EVENT_NAMES) + ")");
+                }
+                selected.add(words[1]);
+            } else if (words[0].equals("outputfile") && words.length == 2) {
+                if (!outGiven) {
+                    out = new File(words[1]).getAbsoluteFile();
+                }
+            } else {
+                throw new AgentError(path + ":" + n + ": expected 'event NAME' or 'outputfile NAME', got '" + l + "'");
+            }
+        }
+        if (!selected.isEmpty()) {
+            events.clear();
+            events.addAll(selected);
+        }
+    }
+
+    private void readConfig(String path) {
+        int n = 0;
+        for (String line : lines(path, "config")) {
+            n++;
+            String l = strip(line);
+            if (l.isEmpty()) {
+                continue;
+            }
+            int eq = l.indexOf('=');
+            String[] kv = eq >= 0 ? new String[] {l.substring(0, eq), l.substring(eq + 1)} : l.split("\\s+", 2);
+            if (kv.length != 2) {
+                throw new AgentError(path + ":" + n + ": expected 'key=value', got '" + l + "'");
+            }
+            set(kv[0].trim(), kv[1].trim());
+        }
+    }
+
+    boolean selected(String event) {
+        return events.contains(event);
+    }
+
+    String toJson() {
+        StringBuilder s = new StringBuilder();
+        s.append("{\"version\": \"").append(Engine.VERSION).append("\", \"options\": {");
+        s.append("\"out\": ").append(jbgui.output.Json.quote(out.getPath()));
+        s.append(", \"level\": \"").append(blockLevel ? "block" : "method").append('"');
+        s.append(", \"bba\": \"").append(precise ? "precise" : "default").append('"');
+        s.append(", \"mode\": ").append(mode);
+        s.append(", \"jdk\": ").append(jdk);
+        s.append(", \"instructions\": ").append(instructions);
+        s.append(", \"clock_micros\": ").append(clockMicros);
+        s.append(", \"include\": ").append(list(include));
+        s.append(", \"exclude\": ").append(list(exclude));
+        s.append(", \"events\": ").append(list(new ArrayList<>(events)));
+        s.append("}}");
+        return s.toString();
+    }
+
+    private static String list(List<String> items) {
+        StringBuilder s = new StringBuilder("[");
+        for (int i = 0; i < items.size(); i++) {
+            s.append(i == 0 ? "" : ", ").append(jbgui.output.Json.quote(items.get(i)));
+        }
+        return s.append(']').toString();
+    }
+}

@@ -1,0 +1,211 @@
+package jbgui.agent;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.security.ProtectionDomain;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import jbgui.instr.ClassInstrumenter;
+import jbgui.instr.ClassPlan;
+import jbgui.instr.InstrumentResult;
+import jbgui.output.TraceWriter;
+import jbgui.runtime.ClassRegistry;
+import jbgui.runtime.ThreadTrace;
+import jbgui.runtime.Tracer;
+
+/**
+ * The class-file transformer: thin on purpose. It decides what happens to a class (instrument,
+ * describe only, or leave alone), delegates the work to {@link ClassInstrumenter}, sends the
+ * static information to the writer and logs every failure instead of letting the JVM swallow
+ * it. The program never fails because of a class the agent could not instrument.
+ */
+final class Transformer implements ClassFileTransformer {
+    /** The JDK method whose calls reach this transformer: hooked so its own work is not traced. */
+    static final String HOOK_CLASS = "sun/instrument/InstrumentationImpl";
+
+    private final Instrumentation inst;
+    private final Options options;
+    private final Module runtime;
+    private final ClassLoader engineLoader;
+    private final Set<String> systemModules;
+    private final ClassInstrumenter instrumenter;
+    /** Class id → first method id, so that a class retransformed again keeps its ids. */
+    private final Map<Integer, Integer> described = new ConcurrentHashMap<>();
+    int preloadedCount;
+
+    Transformer(Instrumentation inst, Options options, Module runtime, ClassLoader engineLoader, Set<String> systemModules) {
+        this.inst = inst;
+        this.options = options;
+        this.runtime = runtime;
+        this.engineLoader = engineLoader;
+        this.systemModules = systemModules;
+        this.instrumenter = new ClassInstrumenter(options.blockLevel, options.precise, options.instructions,
+                options.selected("basic_block"), options.selected("receiver_type"), options.selected("exception_exit"));
+    }
+
+    /** Instruments one small class so the engine's classes are loaded before the program runs. */
+    void warmUp() {
+        try {
+            byte[] bytes;
+            try (java.io.InputStream in = Transformer.class.getResourceAsStream("Transformer.class")) {
+                bytes = in.readAllBytes();
+            }
+            ClassPlan plan = new ClassPlan(-1, "jbgui/agent/Transformer", 0, "warm-up", null, false, false,
+                    ClassPlan.Mode.TRACE, null);
+            instrumenter.instrument(bytes, plan, new jbgui.instr.MethodIds(true));
+        } catch (Throwable e) {
+            TraceWriter.log("warning: warm-up failed: " + e);
+        }
+    }
+
+    boolean wantsRetransform(Class<?> c) {
+        if (c.isArray() || c.isPrimitive() || c.isHidden()) {
+            return false;
+        }
+        ClassLoader loader = c.getClassLoader();
+        if (loader == engineLoader || isAgentClass(c.getName().replace('.', '/'), loader)) {
+            return false;
+        }
+        if (!inst.isModifiableClass(c)) {
+            int id = ClassRegistry.register(loader, c.getName().replace('.', '/'));
+            TraceWriter.staticInfo("<class id=\"" + id + "\" name=\"" + jbgui.output.Xml.attr(c.getName().replace('.', '/'))
+                    + "\" loader_id=\"" + ClassRegistry.loaderId(loader) + "\" loader=\""
+                    + jbgui.output.Xml.attr(ClassRegistry.describe(loader))
+                    + "\" instrumented=\"false\" reason=\"not-modifiable\" preloaded=\"true\"/>\n");
+            return false;
+        }
+        return true;
+    }
+
+    void retransformFailed(Class<?> c, Throwable e) {
+        TraceWriter.log("error: could not retransform " + c.getName() + ": " + e);
+    }
+
+    private static boolean isAgentClass(String name, ClassLoader loader) {
+        return (loader == null && (name.startsWith("jbgui/runtime/") || name.startsWith("jbgui/output/")))
+                || name.equals("jbgui/agent/Premain");
+    }
+
+    @Override
+    public byte[] transform(Module module, ClassLoader loader, String className, Class<?> redefined,
+                            ProtectionDomain domain, byte[] bytes) {
+        ThreadTrace guard = Tracer.guardCurrentThread();
+        long began = System.nanoTime();
+        try {
+            return transformGuarded(module, loader, className, redefined, bytes, guard);
+        } catch (Throwable e) {
+            TraceWriter.log("error: " + className + " left uninstrumented: " + e);
+            return null;
+        } finally {
+            transformNanos.addAndGet(System.nanoTime() - began);
+            transformed.incrementAndGet();
+            Tracer.unguard(guard);
+        }
+    }
+
+    /** Time spent in the transformer, for the summary in agent.log. */
+    final java.util.concurrent.atomic.AtomicLong transformNanos = new java.util.concurrent.atomic.AtomicLong();
+    final java.util.concurrent.atomic.AtomicInteger transformed = new java.util.concurrent.atomic.AtomicInteger();
+
+    private byte[] transformGuarded(Module module, ClassLoader loader, String className, Class<?> redefined,
+                                    byte[] bytes, ThreadTrace guard) {
+        if (className == null || loader == engineLoader || isAgentClass(className, loader)) {
+            return null;
+        }
+        boolean preloaded = redefined != null;
+        int classId = ClassRegistry.register(loader, className);
+        if (!preloaded) {
+            Tracer.classLoaded(guard, classId);
+        }
+        if (module == null && redefined != null) {
+            module = redefined.getModule();
+        }
+        if (module != null) {
+            Engine.readRuntime(inst, module, runtime);
+        }
+        boolean jdk = module != null && module.isNamed() && systemModules.contains(module.getName())
+                && module.getLayer() == ModuleLayer.boot();
+        ClassPlan.Mode mode = ClassPlan.Mode.TRACE;
+        String reason = null;
+        if (className.equals(HOOK_CLASS)) {
+            mode = ClassPlan.Mode.HOOK;
+        } else if (className.startsWith("sun/instrument/")) {
+            mode = ClassPlan.Mode.DESCRIBE;
+            reason = "agent";
+        } else if (jdk && !options.jdk) {
+            mode = ClassPlan.Mode.DESCRIBE;
+            reason = "jdk-off";
+        } else if (!passesFilters(className)) {
+            mode = ClassPlan.Mode.DESCRIBE;
+            reason = "filtered";
+        }
+        Integer knownIds = described.get(classId);
+        ClassPlan plan = new ClassPlan(classId, className, ClassRegistry.loaderId(loader),
+                ClassRegistry.describe(loader), module != null && module.isNamed() ? module.getName() : null,
+                preloaded, jdk, mode, reason);
+        jbgui.instr.MethodIds ids = knownIds == null ? MethodSpace.INSTANCE : new jbgui.instr.MethodIds(knownIds);
+        InstrumentResult result = instrumenter.instrument(bytes, plan, ids);
+        if (DUMP != null && className.startsWith(DUMP_PREFIX)) {
+            dump(className, bytes, result.bytes);
+        }
+        if (knownIds == null) {
+            described.put(classId, result.firstMethodId);
+            TraceWriter.staticInfo(result.xml);
+            TraceWriter.classes = ClassRegistry.classCount();
+            TraceWriter.methods = MethodSpace.INSTANCE.used();
+            if (result.instrumented) {
+                TraceWriter.classesInstrumented++;
+            } else {
+                TraceWriter.classesNotInstrumented++;
+            }
+            if (result.exhausted) {
+                TraceWriter.methodIdsExhausted = true;
+            }
+        }
+        for (String warning : result.warnings) {
+            TraceWriter.log("warning: " + className + ": " + warning);
+        }
+        return result.bytes;
+    }
+
+    /** Debugging aid: -Djbgui.dump=DIR[:PREFIX] writes each class's bytes before and after. */
+    private static final String DUMP_SPEC = System.getProperty("jbgui.dump");
+    private static final String DUMP = DUMP_SPEC == null ? null : DUMP_SPEC.split(":", 2)[0];
+    private static final String DUMP_PREFIX = DUMP_SPEC == null || !DUMP_SPEC.contains(":") ? "" : DUMP_SPEC.split(":", 2)[1];
+
+    private static void dump(String className, byte[] before, byte[] after) {
+        try {
+            java.io.File base = new java.io.File(DUMP, className);
+            base.getParentFile().mkdirs();
+            java.nio.file.Files.write(new java.io.File(base.getPath() + ".orig.class").toPath(), before);
+            if (after != null) {
+                java.nio.file.Files.write(new java.io.File(base.getPath() + ".class").toPath(), after);
+            }
+        } catch (java.io.IOException e) {
+            TraceWriter.log("warning: cannot dump " + className + ": " + e);
+        }
+    }
+
+    private boolean passesFilters(String className) {
+        if (!options.include.isEmpty() && !matches(options.include, className)) {
+            return false;
+        }
+        return !matches(options.exclude, className);
+    }
+
+    private static boolean matches(java.util.List<String> prefixes, String className) {
+        for (String p : prefixes) {
+            if (className.startsWith(p)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The trace's one method-id space. */
+    static final class MethodSpace {
+        static final jbgui.instr.MethodIds INSTANCE = new jbgui.instr.MethodIds(false);
+    }
+}

@@ -1,0 +1,420 @@
+package jbgui.instr;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.ClassWriter;
+import org.objectweb.asm.MethodTooLargeException;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.tree.AbstractInsnNode;
+import org.objectweb.asm.tree.AnnotationNode;
+import org.objectweb.asm.tree.ClassNode;
+import org.objectweb.asm.tree.InvokeDynamicInsnNode;
+import org.objectweb.asm.tree.LabelNode;
+import org.objectweb.asm.tree.LineNumberNode;
+import org.objectweb.asm.tree.MethodInsnNode;
+import org.objectweb.asm.tree.MethodNode;
+import org.objectweb.asm.tree.TryCatchBlockNode;
+
+import jbgui.output.Xml;
+import jbgui.runtime.EventLayout;
+
+/**
+ * Instruments one class file and describes it for static.xml.
+ *
+ * <p>Per method: basic blocks ({@link BlockAnalysis}), original offsets ({@link CodeOffsets}),
+ * metrics, call sites and handlers, then the probes ({@link ProbeInserter}). Methods the JIT may
+ * replace by an intrinsic ({@code @IntrinsicCandidate}) are left as they are, so their calls look
+ * the same whether or not the JIT intrinsified them. A method that the probes push past the
+ * 64 KiB code limit is traced at method level only.
+ */
+public final class ClassInstrumenter {
+    private static final Set<String> INTRINSIC_ANNOTATIONS = Set.of(
+            "Ljdk/internal/vm/annotation/IntrinsicCandidate;", "Ljdk/internal/HotSpotIntrinsicCandidate;");
+
+    private final boolean blockLevel;
+    private final boolean precise;
+    private final boolean instructions;
+    private final boolean blockEvents;
+    private final boolean receiverEvents;
+    private final boolean exceptionExitEvents;
+
+    public ClassInstrumenter(boolean blockLevel, boolean precise, boolean instructions, boolean blockEvents,
+                             boolean receiverEvents, boolean exceptionExitEvents) {
+        this.blockLevel = blockLevel;
+        this.precise = precise;
+        this.instructions = instructions;
+        this.blockEvents = blockEvents;
+        this.receiverEvents = receiverEvents;
+        this.exceptionExitEvents = exceptionExitEvents;
+    }
+
+    /** Per-method facts gathered before instrumentation. */
+    private static final class MethodFacts {
+        MethodNode node;
+        BlockAnalysis blocks;
+        int[] offsets;
+        int id;
+        int pages;
+        String status = "true";
+        String reason;
+        boolean[] uninitialized;
+    }
+
+    public InstrumentResult instrument(byte[] original, ClassPlan plan, MethodIds ids) {
+        InstrumentResult result = new InstrumentResult();
+        int major = AsmSupport.major(original);
+        byte[] readable = AsmSupport.readable(original);
+        boolean describeOnly = plan.mode == ClassPlan.Mode.DESCRIBE;
+        Set<String> methodOnly = new HashSet<>();
+        List<MethodFacts> facts = null;
+        ClassNode cn = null;
+        for (int attempt = 0; attempt < 8; attempt++) {
+            ClassReader cr = new ClassReader(readable);
+            cn = new ClassNode();
+            cr.accept(cn, describeOnly ? ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES
+                    : ClassReader.EXPAND_FRAMES);
+            cn.version = (cn.version & 0xFFFF0000) | major;
+            List<MethodFacts> current = analyze(cn, cr, readable, plan, result);
+            if (facts == null) {
+                int first = allocate(current, ids);
+                if (first < 0) {
+                    result.exhausted = true;
+                    result.warnings.add("method id space exhausted (2^19 ids): class left uninstrumented");
+                    describeOnly = true;
+                    result.firstMethodId = 0;
+                } else {
+                    result.firstMethodId = first;
+                }
+            } else {
+                for (int i = 0; i < current.size(); i++) {
+                    current.get(i).id = facts.get(i).id;
+                    current.get(i).pages = facts.get(i).pages;
+                }
+            }
+            facts = current;
+            if (describeOnly) {
+                result.bytes = null;
+                break;
+            }
+            for (MethodFacts f : facts) {
+                if (f.node.instructions.size() == 0) {
+                    continue;
+                }
+                if (methodOnly.contains(f.node.name + f.node.desc)) {
+                    f.status = "method-only";
+                }
+                probe(cn, plan, f, result);
+            }
+            try {
+                ClassWriter cw = new ClassWriter(cr, 0);
+                cn.accept(cw);
+                result.bytes = cw.toByteArray();
+                break;
+            } catch (MethodTooLargeException e) {
+                String key = e.getMethodName() + e.getDescriptor();
+                if (!methodOnly.add(key)) {
+                    result.warnings.add("method " + key + " too large even at method level: class left uninstrumented");
+                    describeOnly = true;
+                    result.bytes = null;
+                    for (MethodFacts f : facts) {
+                        f.status = "false";
+                        f.reason = "error";
+                    }
+                    break;
+                }
+                result.warnings.add("method " + key + " exceeds 64 KiB with block probes: traced at method level only");
+            }
+        }
+        result.instrumented = result.bytes != null && plan.mode == ClassPlan.Mode.TRACE;
+        result.xml = describe(cn, plan, facts, result, describeOnly);
+        return result;
+    }
+
+    private List<MethodFacts> analyze(ClassNode cn, ClassReader cr, byte[] bytes, ClassPlan plan, InstrumentResult result) {
+        int[][] offsets = cn.methods.isEmpty() || cn.methods.get(0).instructions == null ? null
+                : CodeOffsets.compute(cr, bytes, cn.methods.size());
+        List<MethodFacts> list = new ArrayList<>(cn.methods.size());
+        for (int i = 0; i < cn.methods.size(); i++) {
+            MethodFacts f = new MethodFacts();
+            f.node = cn.methods.get(i);
+            boolean hasCode = f.node.instructions.size() > 0;
+            if (hasCode) {
+                f.blocks = BlockAnalysis.analyze(f.node, precise);
+                f.offsets = offsets == null ? null : offsets[i];
+                if (f.offsets != null && f.offsets.length != f.blocks.insns.length + 1) {
+                    result.warnings.add("offsets of " + f.node.name + f.node.desc + " do not match its instructions");
+                    f.offsets = null;
+                }
+                f.pages = Math.max(1, (f.blocks.blockCount() + EventLayout.BLOCKS_PER_PAGE - 1) / EventLayout.BLOCKS_PER_PAGE);
+            } else {
+                f.pages = 1;
+            }
+            list.add(f);
+        }
+        return list;
+    }
+
+    private static int allocate(List<MethodFacts> facts, MethodIds ids) {
+        int total = 0;
+        for (MethodFacts f : facts) {
+            total += f.pages;
+        }
+        int first = ids.allocate(total);
+        if (first < 0) {
+            return -1;
+        }
+        int next = first;
+        for (MethodFacts f : facts) {
+            f.id = next;
+            next += f.pages;
+        }
+        return first;
+    }
+
+    private void probe(ClassNode cn, ClassPlan plan, MethodFacts f, InstrumentResult result) {
+        MethodNode mn = f.node;
+        if (plan.mode == ClassPlan.Mode.HOOK) {
+            if (mn.name.equals("transform")) {
+                ProbeInserter.hook(mn, cn.name, cn.version, f.blocks);
+            }
+            f.status = "false";
+            f.reason = "agent";
+            return;
+        }
+        if (isIntrinsic(mn)) {
+            f.status = "false";
+            f.reason = "intrinsic";
+            return;
+        }
+        boolean isCtor = "<init>".equals(mn.name);
+        if (isCtor && exceptionExitEvents) {
+            try {
+                f.uninitialized = CtorInit.uninitialized(cn.name, mn, f.blocks.insns);
+            } catch (Exception e) {
+                result.warnings.add("constructor " + mn.desc + " not analysed (" + e.getMessage()
+                        + "): its exceptional exits are not recorded");
+                f.uninitialized = new boolean[f.blocks.insns.length];
+                java.util.Arrays.fill(f.uninitialized, true);
+            }
+        }
+        boolean blocks = blockLevel && blockEvents && !"method-only".equals(f.status);
+        ProbeInserter.trace(mn, cn.name, cn.version, f.blocks, f.id, blocks, receiverEvents, exceptionExitEvents,
+                f.uninitialized);
+    }
+
+    private static boolean isIntrinsic(MethodNode mn) {
+        for (List<AnnotationNode> list : java.util.Arrays.asList(mn.visibleAnnotations, mn.invisibleAnnotations)) {
+            if (list != null) {
+                for (AnnotationNode a : list) {
+                    if (INTRINSIC_ANNOTATIONS.contains(a.desc)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    // ------------------------------------------------------------------ static.xml
+
+    private String describe(ClassNode cn, ClassPlan plan, List<MethodFacts> facts, InstrumentResult result,
+                            boolean describeOnly) {
+        StringBuilder s = new StringBuilder(4096);
+        s.append("<class id=\"").append(plan.classId).append("\" name=\"").append(Xml.attr(cn.name)).append('"');
+        if (cn.superName != null) {
+            s.append(" super=\"").append(Xml.attr(cn.superName)).append('"');
+        }
+        if (cn.interfaces != null && !cn.interfaces.isEmpty()) {
+            s.append(" interfaces=\"").append(Xml.attr(String.join(" ", cn.interfaces))).append('"');
+        }
+        s.append(" access=\"").append(cn.access).append("\" version=\"").append(cn.version & 0xFFFF).append('"');
+        if (cn.sourceFile != null) {
+            s.append(" source_file=\"").append(Xml.attr(cn.sourceFile)).append('"');
+        }
+        s.append(" loader_id=\"").append(plan.loaderId).append("\" loader=\"").append(Xml.attr(plan.loader)).append('"');
+        if (plan.module != null) {
+            s.append(" module=\"").append(Xml.attr(plan.module)).append('"');
+        }
+        s.append(" jdk=\"").append(plan.jdk).append('"');
+        if (plan.preloaded) {
+            s.append(" preloaded=\"true\"");
+        }
+        if (result.instrumented) {
+            s.append(" instrumented=\"true\"");
+        } else {
+            String reason = result.exhausted ? "method-id-space-exhausted"
+                    : plan.reason != null ? plan.reason : plan.mode == ClassPlan.Mode.HOOK ? "agent" : "error";
+            s.append(" instrumented=\"false\" reason=\"").append(reason).append('"');
+        }
+        s.append(">\n");
+        for (MethodFacts f : facts) {
+            describeMethod(s, cn, f, result, describeOnly);
+        }
+        s.append("</class>\n");
+        return s.toString();
+    }
+
+    private void describeMethod(StringBuilder s, ClassNode cn, MethodFacts f, InstrumentResult result, boolean describeOnly) {
+        MethodNode mn = f.node;
+        boolean hasCode = mn.instructions.size() > 0 && f.blocks != null;
+        s.append(" <method");
+        if (!result.exhausted) {
+            s.append(" id=\"").append(f.id).append('"');
+        }
+        s.append(" name=\"").append(Xml.attr(mn.name)).append("\" desc=\"").append(Xml.attr(mn.desc))
+                .append("\" access=\"").append(mn.access).append('"')
+                .append(" static=\"").append((mn.access & Opcodes.ACC_STATIC) != 0).append('"')
+                .append(" native=\"").append((mn.access & Opcodes.ACC_NATIVE) != 0).append('"')
+                .append(" abstract=\"").append((mn.access & Opcodes.ACC_ABSTRACT) != 0).append('"');
+        if (isIntrinsic(mn)) {
+            s.append(" intrinsic=\"true\"");
+        }
+        if (!hasCode) {
+            s.append(" blocks=\"0\" block_pages=\"1\"/>\n");
+            return;
+        }
+        BlockAnalysis ba = f.blocks;
+        int codeLength = f.offsets == null ? -1 : f.offsets[f.offsets.length - 1];
+        s.append(" blocks=\"").append(ba.blockCount()).append("\" block_pages=\"").append(f.pages)
+                .append("\" code_length=\"").append(codeLength).append('"');
+        if (describeOnly || !result.instrumented) {
+            s.append(" instrumented=\"false\"");
+        } else {
+            s.append(" instrumented=\"").append(f.status).append('"');
+            if (f.reason != null) {
+                s.append(" reason=\"").append(f.reason).append('"');
+            }
+        }
+        s.append(">\n");
+        int[] lines = lineOfEach(mn, ba);
+        for (int b = 0; b < ba.blockCount(); b++) {
+            describeBlock(s, cn, f, b, lines);
+        }
+        s.append(" </method>\n");
+    }
+
+    private void describeBlock(StringBuilder s, ClassNode cn, MethodFacts f, int b, int[] lines) {
+        BlockAnalysis ba = f.blocks;
+        int from = ba.blockStarts[b];
+        int to = ba.blockEnd(b);
+        int page = f.id + b / EventLayout.BLOCKS_PER_PAGE;
+        long blockId = ((long) page << EventLayout.METHOD_SHIFT) | (b % EventLayout.BLOCKS_PER_PAGE);
+        s.append("  <basic_block id=\"").append(blockId).append("\" index=\"").append(b).append('"');
+        if (f.offsets != null) {
+            s.append(" start=\"").append(f.offsets[from]).append("\" end=\"").append(f.offsets[to]).append('"');
+        }
+        Set<Integer> blockLines = new LinkedHashSet<>();
+        for (int i = from; i < to; i++) {
+            if (lines[i] > 0) {
+                blockLines.add(lines[i]);
+            }
+        }
+        if (!blockLines.isEmpty()) {
+            s.append(" lines=\"");
+            boolean firstLine = true;
+            for (int line : blockLines) {
+                s.append(firstLine ? "" : " ").append(line);
+                firstLine = false;
+            }
+            s.append('"');
+        }
+        s.append(" metrics=\"");
+        int[] m = Metrics.of(ba.insns, from, to, cn.name);
+        for (int k = 0; k < m.length; k++) {
+            s.append(k == 0 ? "" : " ").append(m[k]);
+        }
+        s.append("\">\n");
+        boolean anyCall = false;
+        for (int i = from; i < to; i++) {
+            AbstractInsnNode insn = ba.insns[i];
+            if (insn instanceof MethodInsnNode || insn instanceof InvokeDynamicInsnNode) {
+                if (!anyCall) {
+                    s.append("   <call_site_list>\n");
+                    anyCall = true;
+                }
+                s.append("    <call_site call=\"");
+                if (insn instanceof MethodInsnNode) {
+                    MethodInsnNode mi = (MethodInsnNode) insn;
+                    s.append(Xml.attr(mi.owner)).append(':').append(Xml.attr(mi.name)).append(Xml.attr(mi.desc)).append('"');
+                    s.append(" type=\"").append(org.objectweb.asm.util.Printer.OPCODES[mi.getOpcode()]).append('"');
+                    if (mi.itf) {
+                        s.append(" itf=\"true\"");
+                    }
+                } else {
+                    InvokeDynamicInsnNode d = (InvokeDynamicInsnNode) insn;
+                    s.append(':').append(Xml.attr(d.name)).append(Xml.attr(d.desc)).append("\" type=\"INVOKEDYNAMIC\"");
+                    s.append(" bootstrap=\"").append(Xml.attr(d.bsm.getOwner())).append(':').append(Xml.attr(d.bsm.getName()))
+                            .append(Xml.attr(d.bsm.getDesc())).append('"');
+                }
+                if (f.offsets != null) {
+                    s.append(" offset=\"").append(f.offsets[i]).append('"');
+                }
+                s.append("/>\n");
+            }
+        }
+        if (anyCall) {
+            s.append("   </call_site_list>\n");
+        }
+        boolean anyHandler = false;
+        for (TryCatchBlockNode tc : f.node.tryCatchBlocks) {
+            Integer start = ba.labelIndex.get(tc.start);
+            Integer end = ba.labelIndex.get(tc.end);
+            if (start == null || end == null || from < start || from >= end) {
+                continue; // not a handler of the original code (ours are added after analysis), or not covering
+            }
+            if (!anyHandler) {
+                s.append("   <exception_handler_list>\n");
+                anyHandler = true;
+            }
+            int handlerBlock = ba.blockOf[ba.labelIndex.get(tc.handler)];
+            int hPage = f.id + handlerBlock / EventLayout.BLOCKS_PER_PAGE;
+            long hId = ((long) hPage << EventLayout.METHOD_SHIFT) | (handlerBlock % EventLayout.BLOCKS_PER_PAGE);
+            s.append("    <exception_handler basic_block_id=\"").append(hId).append('"');
+            if (tc.type != null) {
+                s.append(" type=\"").append(Xml.attr(tc.type)).append('"');
+            }
+            s.append("/>\n");
+        }
+        if (anyHandler) {
+            s.append("   </exception_handler_list>\n");
+        }
+        if (instructions) {
+            s.append("   <instructions>");
+            for (int i = from; i < to; i++) {
+                int offset = f.offsets == null ? i : f.offsets[i];
+                s.append(i == from ? "" : "\n").append(Xml.text(Listing.line(ba.insns[i], offset, l -> {
+                    Integer idx = ba.labelIndex.get(l);
+                    return idx == null ? -1 : f.offsets == null ? idx : f.offsets[idx];
+                })));
+            }
+            s.append("</instructions>\n");
+        }
+        s.append("  </basic_block>\n");
+    }
+
+    /** The source line of each instruction (0 where the class has none). */
+    private static int[] lineOfEach(MethodNode mn, BlockAnalysis ba) {
+        int[] lines = new int[ba.insns.length];
+        java.util.Map<LabelNode, Integer> lineAt = new java.util.IdentityHashMap<>();
+        for (AbstractInsnNode n = mn.instructions.getFirst(); n != null; n = n.getNext()) {
+            if (n instanceof LineNumberNode) {
+                lineAt.put(((LineNumberNode) n).start, ((LineNumberNode) n).line);
+            }
+        }
+        int current = 0;
+        int k = 0;
+        for (AbstractInsnNode n = mn.instructions.getFirst(); n != null && k < lines.length; n = n.getNext()) {
+            if (n instanceof LabelNode && lineAt.containsKey(n)) {
+                current = lineAt.get(n);
+            } else if (n == ba.insns[k]) {
+                lines[k++] = current;
+            }
+        }
+        return lines;
+    }
+}

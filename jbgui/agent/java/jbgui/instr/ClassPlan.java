@@ -1,0 +1,36 @@
+package jbgui.instr;
+
+/** What the transformer decided for one class, and the facts about it the XML records. */
+public final class ClassPlan {
+    public enum Mode {
+        /** Insert the probes. */
+        TRACE,
+        /** Leave the code as it is, describe the class and its methods (filtered, JDK off, agent). */
+        DESCRIBE,
+        /** The agent's own entry (InstrumentationImpl.transform): guard it, record nothing. */
+        HOOK
+    }
+
+    public final int classId;
+    public final String name;
+    public final int loaderId;
+    public final String loader;
+    public final String module;
+    public final boolean preloaded;
+    public final boolean jdk;
+    public final Mode mode;
+    public final String reason;
+
+    public ClassPlan(int classId, String name, int loaderId, String loader, String module, boolean preloaded,
+                     boolean jdk, Mode mode, String reason) {
+        this.classId = classId;
+        this.name = name;
+        this.loaderId = loaderId;
+        this.loader = loader;
+        this.module = module;
+        this.preloaded = preloaded;
+        this.jdk = jdk;
+        this.mode = mode;
+        this.reason = reason;
+    }
+}

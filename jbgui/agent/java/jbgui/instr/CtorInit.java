@@ -1,0 +1,89 @@
+package jbgui.instr;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.tree.AbstractInsnNode;
+import org.objectweb.asm.tree.MethodInsnNode;
+import org.objectweb.asm.tree.MethodNode;
+import org.objectweb.asm.tree.VarInsnNode;
+import org.objectweb.asm.tree.analysis.Analyzer;
+import org.objectweb.asm.tree.analysis.AnalyzerException;
+import org.objectweb.asm.tree.analysis.Frame;
+import org.objectweb.asm.tree.analysis.SourceInterpreter;
+import org.objectweb.asm.tree.analysis.SourceValue;
+
+/**
+ * Where a constructor's {@code this} is still uninitialized: every instruction reachable from the
+ * entry without passing the {@code invokespecial <init>} that initializes {@code this}. A handler
+ * covering those instructions is not verifiable (the JVM's flagThisUninit rule), so the
+ * exception-exit handler only covers the rest. Java 25's flexible constructor bodies put branches
+ * before {@code super(…)}, so this follows the control flow instead of assuming a prefix.
+ */
+final class CtorInit {
+    private CtorInit() {}
+
+    /** Per index of {@code insns}: true where {@code this} may be uninitialized. */
+    static boolean[] uninitialized(String owner, MethodNode method, AbstractInsnNode[] insns) throws AnalyzerException {
+        int size = method.instructions.size();
+        List<List<Integer>> successors = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            successors.add(new ArrayList<>(2));
+        }
+        Analyzer<SourceValue> analyzer = new Analyzer<SourceValue>(new SourceInterpreter()) {
+            @Override
+            protected void newControlFlowEdge(int insn, int successor) {
+                successors.get(insn).add(successor);
+            }
+
+            @Override
+            protected boolean newControlFlowExceptionEdge(int insn, int successor) {
+                successors.get(insn).add(successor);
+                return true;
+            }
+        };
+        Frame<SourceValue>[] frames = analyzer.analyze(owner, method);
+        boolean[] initCall = new boolean[size];
+        for (int i = 0; i < size; i++) {
+            AbstractInsnNode n = method.instructions.get(i);
+            if (n.getOpcode() == Opcodes.INVOKESPECIAL && "<init>".equals(((MethodInsnNode) n).name) && frames[i] != null) {
+                Frame<SourceValue> f = frames[i];
+                int args = Type.getArgumentTypes(((MethodInsnNode) n).desc).length;
+                SourceValue receiver = f.getStack(f.getStackSize() - 1 - args);
+                boolean isThis = !receiver.insns.isEmpty();
+                for (AbstractInsnNode p : receiver.insns) {
+                    if (!(p instanceof VarInsnNode && p.getOpcode() == Opcodes.ALOAD && ((VarInsnNode) p).var == 0)) {
+                        isThis = false;
+                    }
+                }
+                initCall[i] = isThis;
+            }
+        }
+        boolean[] reached = new boolean[size];
+        ArrayDeque<Integer> work = new ArrayDeque<>();
+        if (size > 0) {
+            reached[0] = true;
+            work.add(0);
+        }
+        while (!work.isEmpty()) {
+            int i = work.poll();
+            if (initCall[i]) {
+                continue;
+            }
+            for (int s : successors.get(i)) {
+                if (!reached[s]) {
+                    reached[s] = true;
+                    work.add(s);
+                }
+            }
+        }
+        boolean[] result = new boolean[insns.length];
+        for (int k = 0; k < insns.length; k++) {
+            result[k] = reached[method.instructions.indexOf(insns[k])];
+        }
+        return result;
+    }
+}

@@ -1,0 +1,16 @@
+package jbgui.instr;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** The outcome of instrumenting one class. */
+public final class InstrumentResult {
+    /** The new class file, or null to leave the class as it was. */
+    public byte[] bytes;
+    /** One complete {@code <class>} element for static.xml. */
+    public String xml;
+    public boolean instrumented;
+    public boolean exhausted;
+    public int firstMethodId;
+    public final List<String> warnings = new ArrayList<>();
+}

@@ -1,0 +1,354 @@
+package jbgui.instr;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.tree.AbstractInsnNode;
+import org.objectweb.asm.tree.FrameNode;
+import org.objectweb.asm.tree.InsnList;
+import org.objectweb.asm.tree.InsnNode;
+import org.objectweb.asm.tree.JumpInsnNode;
+import org.objectweb.asm.tree.LabelNode;
+import org.objectweb.asm.tree.LdcInsnNode;
+import org.objectweb.asm.tree.LookupSwitchInsnNode;
+import org.objectweb.asm.tree.MethodInsnNode;
+import org.objectweb.asm.tree.MethodNode;
+import org.objectweb.asm.tree.TableSwitchInsnNode;
+import org.objectweb.asm.tree.TryCatchBlockNode;
+import org.objectweb.asm.tree.TypeInsnNode;
+import org.objectweb.asm.tree.VarInsnNode;
+
+import jbgui.runtime.EventLayout;
+
+/**
+ * Writes the probes into a method (where they go is {@link BlockAnalysis}'s business):
+ *
+ * <pre>
+ *   entry:        aconst_null; astore S; [Lstart] ldc START; (aload 0;) invokestatic enter…; astore S
+ *   each block:   aload S; ldc BLOCK; invokestatic block        (stack-neutral)
+ *   each return:  aload S; ldc END; invokestatic exit           (stack-neutral, value stays below)
+ *   handler:      [Lh] dup; aload S; ldc END; invokestatic exceptionExit; athrow   (last in the table)
+ * </pre>
+ *
+ * S is a new local after the method's own, so no existing code touches it. Every inserted
+ * sequence leaves the operand stack as it found it, so the method's stack-map frames stay valid
+ * once S is added to their locals; the class writer never computes frames (it would load classes).
+ * A block that begins at a {@code new} keeps frames that name that {@code new} as an uninitialized
+ * type pointing at it (a fresh label after the probe).
+ */
+final class ProbeInserter {
+    private ProbeInserter() {}
+
+    static final String TRACER = "jbgui/runtime/Tracer";
+    static final String TRACE = "jbgui/runtime/ThreadTrace";
+    private static final String TRACE_DESC = "L" + TRACE + ";";
+
+    static void trace(MethodNode mn, String owner, int version, BlockAnalysis ba, int methodId, boolean blocks,
+                      boolean receiver, boolean exceptionExit, boolean[] uninitialized) {
+        boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
+        boolean isStatic = (mn.access & Opcodes.ACC_STATIC) != 0;
+        boolean isCtor = "<init>".equals(mn.name);
+        int slot = mn.maxLocals;
+        InsnList code = mn.instructions;
+        boolean firstIsTarget = ba.insns.length > 0 && isTarget(mn, ba, 0);
+        if (frames) {
+            for (AbstractInsnNode n = code.getFirst(); n != null; n = n.getNext()) {
+                if (n instanceof FrameNode) {
+                    FrameNode f = (FrameNode) n;
+                    f.local = withState(f.local, slot);
+                }
+            }
+        }
+        Map<LabelNode, LabelNode> uninitLabels = frames ? uninitializedLabels(mn) : new IdentityHashMap<>();
+
+        // Exception-exit ranges of a constructor: only where `this` is initialized.
+        List<LabelNode[]> ranges = new ArrayList<>();
+        LabelNode end = new LabelNode();
+        if (exceptionExit && isCtor) {
+            int i = 0;
+            while (i < ba.insns.length) {
+                if (uninitialized[i]) {
+                    i++;
+                    continue;
+                }
+                int j = i;
+                while (j < ba.insns.length && !uninitialized[j]) {
+                    j++;
+                }
+                LabelNode from = new LabelNode();
+                code.insertBefore(ba.insns[i], from);
+                LabelNode to = end;
+                if (j < ba.insns.length) {
+                    to = new LabelNode();
+                    code.insertBefore(ba.insns[j], to);
+                }
+                ranges.add(new LabelNode[] {from, to});
+                i = j;
+            }
+        }
+
+        if (blocks) {
+            for (int b = 0; b < ba.blockCount(); b++) {
+                AbstractInsnNode first = ba.insns[ba.blockStarts[b]];
+                int event = EventLayout.block(methodId + b / EventLayout.BLOCKS_PER_PAGE, b % EventLayout.BLOCKS_PER_PAGE);
+                code.insertBefore(keepNewLabel(code, first, uninitLabels, mn), call(slot, event, "block"));
+            }
+        }
+        int endEvent = EventLayout.methodEnd(methodId);
+        for (AbstractInsnNode insn : ba.insns) {
+            int op = insn.getOpcode();
+            if (op >= Opcodes.IRETURN && op <= Opcodes.RETURN) {
+                code.insertBefore(insn, call(slot, endEvent, "exit"));
+            }
+        }
+
+        InsnList entry = new InsnList();
+        entry.add(new InsnNode(Opcodes.ACONST_NULL));
+        entry.add(new VarInsnNode(Opcodes.ASTORE, slot));
+        LabelNode start = new LabelNode();
+        entry.add(start);
+        entry.add(new LdcInsnNode(EventLayout.methodStart(methodId)));
+        if (receiver && !isStatic && !isCtor) {
+            entry.add(new VarInsnNode(Opcodes.ALOAD, 0));
+            entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "enterInstance", "(ILjava/lang/Object;)" + TRACE_DESC, false));
+        } else {
+            entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "enter", "(I)" + TRACE_DESC, false));
+        }
+        entry.add(new VarInsnNode(Opcodes.ASTORE, slot));
+        AbstractInsnNode firstOriginal = code.getFirst();
+        code.insert(entry);
+        if (frames && firstIsTarget && !hasFrameBefore(firstOriginal)) {
+            // The first instruction was a jump target at offset 0, whose frame may be implicit; it
+            // is no longer at offset 0, so it needs an explicit one (newer javac writes one).
+            code.insertBefore(firstReal(firstOriginal), initialFrame(mn, owner, slot, true));
+        }
+
+        if (exceptionExit) {
+            code.add(end);
+            if (!isCtor) {
+                ranges.add(new LabelNode[] {start, end});
+            }
+            if (!ranges.isEmpty()) {
+                LabelNode handler = new LabelNode();
+                code.add(handler);
+                if (frames) {
+                    Object[] locals = new Object[slot + 1];
+                    java.util.Arrays.fill(locals, Opcodes.TOP);
+                    locals[slot] = TRACE;
+                    code.add(new FrameNode(Opcodes.F_NEW, locals.length, locals, 1, new Object[] {"java/lang/Throwable"}));
+                }
+                code.add(new InsnNode(Opcodes.DUP));
+                code.add(new VarInsnNode(Opcodes.ALOAD, slot));
+                code.add(new LdcInsnNode(EventLayout.extended(EventLayout.EXT_EXCEPTION_EXIT, methodId)));
+                code.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "exceptionExit",
+                        "(Ljava/lang/Throwable;" + TRACE_DESC + "I)V", false));
+                code.add(new InsnNode(Opcodes.ATHROW));
+                for (LabelNode[] r : ranges) {
+                    // Appended last: the program's own handlers are searched first.
+                    mn.tryCatchBlocks.add(new TryCatchBlockNode(r[0], r[1], handler, null));
+                }
+            }
+        }
+        mn.maxLocals = slot + 1;
+        mn.maxStack = Math.max(mn.maxStack + 2, 4);
+    }
+
+    /** The agent's own entry point: guard the thread while it runs, record nothing. */
+    static void hook(MethodNode mn, String owner, int version, BlockAnalysis ba) {
+        boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
+        InsnList code = mn.instructions;
+        boolean firstIsTarget = ba.insns.length > 0 && isTarget(mn, ba, 0);
+        for (AbstractInsnNode insn : ba.insns) {
+            int op = insn.getOpcode();
+            if (op >= Opcodes.IRETURN && op <= Opcodes.RETURN) {
+                code.insertBefore(insn, new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "agentExit", "()V", false));
+            }
+        }
+        AbstractInsnNode firstOriginal = code.getFirst();
+        LabelNode start = new LabelNode();
+        InsnList entry = new InsnList();
+        entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "agentEnter", "()V", false));
+        entry.add(start);
+        code.insert(entry);
+        if (frames && firstIsTarget && !hasFrameBefore(firstOriginal)) {
+            code.insertBefore(firstReal(firstOriginal), initialFrame(mn, owner, -1, false));
+        }
+        LabelNode end = new LabelNode();
+        LabelNode handler = new LabelNode();
+        code.add(end);
+        code.add(handler);
+        if (frames) {
+            code.add(new FrameNode(Opcodes.F_NEW, 0, new Object[0], 1, new Object[] {"java/lang/Throwable"}));
+        }
+        code.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "agentExit", "()V", false));
+        code.add(new InsnNode(Opcodes.ATHROW));
+        mn.tryCatchBlocks.add(new TryCatchBlockNode(start, end, handler, null));
+        mn.maxStack = Math.max(mn.maxStack, 1);
+    }
+
+    private static InsnList call(int slot, int event, String method) {
+        InsnList p = new InsnList();
+        p.add(new VarInsnNode(Opcodes.ALOAD, slot));             // [.., trace]
+        p.add(new LdcInsnNode(event));                           // [.., trace, event]
+        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, method, "(" + TRACE_DESC + "I)V", false)); // [..]
+        return p;
+    }
+
+    private static AbstractInsnNode firstReal(AbstractInsnNode n) {
+        while (n != null && n.getOpcode() < 0) {
+            n = n.getNext();
+        }
+        return n;
+    }
+
+    /** Whether a frame already stands between {@code n} and the next real instruction. */
+    private static boolean hasFrameBefore(AbstractInsnNode n) {
+        for (; n != null && n.getOpcode() < 0; n = n.getNext()) {
+            if (n instanceof FrameNode) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether instruction {@code index} is a jump, switch or handler target. */
+    private static boolean isTarget(MethodNode mn, BlockAnalysis ba, int index) {
+        for (AbstractInsnNode insn : ba.insns) {
+            if (insn instanceof JumpInsnNode && ba.labelIndex.get(((JumpInsnNode) insn).label) == index) {
+                return true;
+            }
+            if (insn instanceof TableSwitchInsnNode) {
+                TableSwitchInsnNode s = (TableSwitchInsnNode) insn;
+                if (ba.labelIndex.get(s.dflt) == index) {
+                    return true;
+                }
+                for (LabelNode l : s.labels) {
+                    if (ba.labelIndex.get(l) == index) {
+                        return true;
+                    }
+                }
+            }
+            if (insn instanceof LookupSwitchInsnNode) {
+                LookupSwitchInsnNode s = (LookupSwitchInsnNode) insn;
+                if (ba.labelIndex.get(s.dflt) == index) {
+                    return true;
+                }
+                for (LabelNode l : s.labels) {
+                    if (ba.labelIndex.get(l) == index) {
+                        return true;
+                    }
+                }
+            }
+        }
+        for (TryCatchBlockNode tc : mn.tryCatchBlocks) {
+            if (ba.labelIndex.get(tc.handler) == index) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Frame locals with the state slot appended (TOP-padded: long and double take two slots). */
+    private static List<Object> withState(List<Object> local, int slot) {
+        List<Object> out = new ArrayList<>(local == null ? 1 : local.size() + 1);
+        int used = 0;
+        if (local != null) {
+            for (Object o : local) {
+                out.add(o);
+                used += (o == Opcodes.LONG || o == Opcodes.DOUBLE) ? 2 : 1;
+            }
+        }
+        while (used < slot) {
+            out.add(Opcodes.TOP);
+            used++;
+        }
+        out.add(TRACE);
+        return out;
+    }
+
+    /** The frame at method entry, from the descriptor, with the state slot when {@code slot >= 0}. */
+    private static FrameNode initialFrame(MethodNode mn, String owner, int slot, boolean withState) {
+        List<Object> locals = new ArrayList<>();
+        if ((mn.access & Opcodes.ACC_STATIC) == 0) {
+            locals.add("<init>".equals(mn.name) ? Opcodes.UNINITIALIZED_THIS : owner);
+        }
+        for (Type t : Type.getArgumentTypes(mn.desc)) {
+            switch (t.getSort()) {
+                case Type.BOOLEAN: case Type.CHAR: case Type.BYTE: case Type.SHORT: case Type.INT:
+                    locals.add(Opcodes.INTEGER);
+                    break;
+                case Type.FLOAT: locals.add(Opcodes.FLOAT); break;
+                case Type.LONG: locals.add(Opcodes.LONG); break;
+                case Type.DOUBLE: locals.add(Opcodes.DOUBLE); break;
+                case Type.ARRAY: locals.add(t.getDescriptor()); break;
+                default: locals.add(t.getInternalName());
+            }
+        }
+        List<Object> all = withState ? withState(locals, slot) : locals;
+        return new FrameNode(Opcodes.F_NEW, all.size(), all.toArray(), 0, new Object[0]);
+    }
+
+    /** Labels that frames use to name a {@code new} instruction's uninitialized value. */
+    private static Map<LabelNode, LabelNode> uninitializedLabels(MethodNode mn) {
+        Map<LabelNode, LabelNode> labels = new IdentityHashMap<>();
+        for (AbstractInsnNode n = mn.instructions.getFirst(); n != null; n = n.getNext()) {
+            if (n instanceof FrameNode) {
+                FrameNode f = (FrameNode) n;
+                for (List<Object> list : List.of(f.local == null ? List.of() : f.local, f.stack == null ? List.of() : f.stack)) {
+                    for (Object o : list) {
+                        if (o instanceof LabelNode) {
+                            labels.put((LabelNode) o, (LabelNode) o);
+                        }
+                    }
+                }
+            }
+        }
+        return labels;
+    }
+
+    /**
+     * Where a block probe goes: before the block's first instruction, except when that
+     * instruction is a {@code new} named by a frame through a label just before it. Then a fresh
+     * label goes between the probe and the {@code new}, and the frames are pointed at it.
+     */
+    private static AbstractInsnNode keepNewLabel(InsnList code, AbstractInsnNode first, Map<LabelNode, LabelNode> uninit,
+                                                 MethodNode mn) {
+        if (first.getOpcode() != Opcodes.NEW || uninit.isEmpty() || !(first instanceof TypeInsnNode)) {
+            return first;
+        }
+        List<LabelNode> before = new ArrayList<>();
+        for (AbstractInsnNode p = first.getPrevious(); p != null && p.getOpcode() < 0; p = p.getPrevious()) {
+            if (p instanceof LabelNode && uninit.containsKey(p)) {
+                before.add((LabelNode) p);
+            }
+        }
+        if (before.isEmpty()) {
+            return first;
+        }
+        LabelNode fresh = new LabelNode();
+        code.insertBefore(first, fresh);
+        for (AbstractInsnNode n = code.getFirst(); n != null; n = n.getNext()) {
+            if (n instanceof FrameNode) {
+                FrameNode f = (FrameNode) n;
+                replace(f.local, before, fresh);
+                replace(f.stack, before, fresh);
+            }
+        }
+        return fresh;
+    }
+
+    private static void replace(List<Object> list, List<LabelNode> old, LabelNode fresh) {
+        if (list == null) {
+            return;
+        }
+        for (int i = 0; i < list.size(); i++) {
+            if (old.contains(list.get(i))) {
+                list.set(i, fresh);
+            }
+        }
+    }
+}

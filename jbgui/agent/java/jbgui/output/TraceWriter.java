@@ -1,0 +1,459 @@
+package jbgui.output;
+
+import java.io.BufferedOutputStream;
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import jbgui.runtime.EventLayout;
+import jbgui.runtime.ThreadRegistry;
+import jbgui.runtime.ThreadTrace;
+import jbgui.runtime.Tracer;
+
+/**
+ * The background writer: owns every file of the trace directory. Recording threads hand it full
+ * buffers ({@link #submitEvents}); it compresses them into chunks (docs/trace-format.md) and
+ * appends them to the thread's stream file, so the trace reaches the disk while the program runs
+ * and memory stays bounded: a recording thread waits when {@code Config.maxBufferedBytes} of
+ * buffers are queued. It also appends static.xml, threads.jsonl, clock.bin and agent.log, and
+ * finishes the streams of threads that have died.
+ */
+public final class TraceWriter implements Runnable {
+    private TraceWriter() {}
+
+    private static final class Events {
+        final int stream;
+        final int[] words;
+        final int count;
+        final long first;
+        final int flags;
+        final boolean recycle;
+        final long nanos;
+
+        Events(int stream, int[] words, int count, long first, int flags, boolean recycle, long nanos) {
+            this.stream = stream;
+            this.words = words;
+            this.count = count;
+            this.first = first;
+            this.flags = flags;
+            this.recycle = recycle;
+            this.nanos = nanos;
+        }
+    }
+
+    private static final class Text {
+        final int file;
+        final String text;
+
+        Text(int file, String text) {
+            this.file = file;
+            this.text = text;
+        }
+    }
+
+    private static final class Clock {
+        final long[] records;
+        final int count;
+
+        Clock(long[] records, int count) {
+            this.records = records;
+            this.count = count;
+        }
+    }
+
+    private static final int STATIC_XML = 0;
+    private static final int THREADS = 1;
+    private static final int LOG = 2;
+    private static final Object STOP = new Object();
+
+    private static final LinkedBlockingQueue<Object> QUEUE = new LinkedBlockingQueue<>();
+    private static final ConcurrentLinkedQueue<int[]> POOL = new ConcurrentLinkedQueue<>();
+    private static final Object FLOW = new Object();
+    private static long inFlightBytes;
+    private static long maxInFlightBytes = 64L << 20;
+
+    private static File dir;
+    private static Thread writerThread;
+    private static ClockSampler sampler;
+    private static volatile boolean started;
+    private static volatile boolean stopped;
+    private static String optionsJson = "{}";
+    private static String jvmJson = "{}";
+    private static long startEpochMs;
+    private static long startNanos;
+    private static boolean shared;
+
+    // Writer-thread state.
+    private static final Map<Integer, OutputStream> STREAMS = new HashMap<>();
+    private static Writer staticXml;
+    private static Writer threadsJsonl;
+    private static Writer agentLog;
+    private static OutputStream clockBin;
+    private static final ChunkEncoder ENCODER = new ChunkEncoder();
+
+    // Counters for trace.json; the engine sets the class and method counts.
+    public static volatile int classes;
+    public static volatile int classesInstrumented;
+    public static volatile int classesNotInstrumented;
+    public static volatile int methods;
+    public static volatile boolean methodIdsExhausted;
+    private static long events;
+    private static long chunks;
+    private static long eventBytes;
+    private static long lostEvents;
+    private static int threadCount;
+
+    /** Creates the trace directory's files and starts the writer and clock sampler threads. */
+    public static void start(File directory, String options, String jvm, boolean sharedMode, long maxBytes,
+                             int clockPeriodMicros) throws IOException {
+        dir = directory;
+        optionsJson = options;
+        jvmJson = jvm;
+        shared = sharedMode;
+        maxInFlightBytes = maxBytes;
+        startEpochMs = System.currentTimeMillis();
+        startNanos = System.nanoTime();
+        new File(dir, "events").mkdirs();
+        staticXml = writer("static.xml");
+        staticXml.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<static_information format_version=\""
+                + EventLayout.FORMAT_VERSION + "\" metric_names=\"" + MetricNames.JOINED + "\">\n");
+        staticXml.flush();
+        threadsJsonl = writer("threads.jsonl");
+        agentLog = writer("agent.log");
+        clockBin = new BufferedOutputStream(new FileOutputStream(new File(dir, "clock.bin")), 1 << 16);
+        byte[] header = new byte[EventLayout.CLOCK_HEADER_SIZE];
+        Bytes.ascii(header, 0, "JBCL");
+        Bytes.putShort(header, 4, EventLayout.FORMAT_VERSION);
+        Bytes.putShort(header, 6, EventLayout.CLOCK_RECORD_SIZE);
+        clockBin.write(header);
+        clockBin.flush();
+        writeTraceJson("running", null);
+        // Load and exercise what the writer thread needs now, so that the program never sees
+        // the tracer's own class loading later.
+        ENCODER.warmUp();
+        writerThread = new Thread(new TraceWriter(), "jbgui-trace-writer");
+        writerThread.setDaemon(true);
+        ThreadRegistry.ignore(writerThread);
+        writerThread.start();
+        if (clockPeriodMicros > 0) {
+            sampler = new ClockSampler(clockPeriodMicros, sharedMode);
+            Thread t = new Thread(sampler, "jbgui-clock-sampler");
+            t.setDaemon(true);
+            ThreadRegistry.ignore(t);
+            sampler.thread = t;
+            t.start();
+        }
+        started = true;
+    }
+
+    private static Writer writer(String name) throws IOException {
+        return new OutputStreamWriter(new BufferedOutputStream(new FileOutputStream(new File(dir, name)), 1 << 16),
+                StandardCharsets.UTF_8);
+    }
+
+    // ---------------------------------------------------------------- called by recording threads
+
+    /** A buffer for the next events of a thread; recycled from the writer when one is free. */
+    public static int[] takeBuffer(int size) {
+        if (size == EventLayout.BUFFER_MAX_EVENTS) {
+            int[] b = POOL.poll();
+            if (b != null) {
+                return b;
+            }
+        }
+        return new int[size];
+    }
+
+    /**
+     * Queues {@code count} events of stream {@code stream} starting at stream index {@code first}.
+     * With {@code recycle} the writer owns {@code words} afterwards. Blocks while too many bytes
+     * wait for the writer (back-pressure), except on the writer thread itself.
+     */
+    public static void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle) {
+        if (stopped) {
+            throw new IllegalStateException("trace writer stopped");
+        }
+        long bytes = 4L * count;
+        synchronized (FLOW) {
+            while (inFlightBytes > maxInFlightBytes && Thread.currentThread() != writerThread
+                    && writerThread.isAlive()) {
+                try {
+                    FLOW.wait(10);
+                } catch (InterruptedException e) {
+                    // Keep the program's interrupt for the program.
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            inFlightBytes += bytes;
+        }
+        QUEUE.add(new Events(stream, words, count, first, flags, recycle, System.nanoTime()));
+    }
+
+    public static void threadStarted(ThreadTrace trace, Thread thread) {
+        boolean virtual = false;
+        try {
+            virtual = (Boolean) Thread.class.getMethod("isVirtual").invoke(thread);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            // JDK 17 has no virtual threads.
+        }
+        ThreadGroup group = thread.getThreadGroup();
+        long nanos = System.nanoTime();
+        String line = "{\"kind\": \"start\", \"index\": " + trace.index + ", \"java_id\": " + thread.getId()
+                + ", \"name\": " + Json.quote(thread.getName()) + ", \"daemon\": " + thread.isDaemon()
+                + ", \"virtual\": " + virtual + ", \"group\": " + (group == null ? "null" : Json.quote(group.getName()))
+                + ", \"nanos\": " + nanos + "}\n";
+        QUEUE.add(new Text(THREADS, line));
+        QUEUE.add(new Clock(new long[] {trace.index, 0, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
+    }
+
+    public static void loaderSeen(int id, String description) {
+        log("loader " + id + ": " + description);
+    }
+
+    public static void classSeenLate(int id, String name, int loaderId, String loader, boolean hidden, boolean array) {
+        if (!started) {
+            return;
+        }
+        staticInfo("<class id=\"" + id + "\" name=\"" + Xml.attr(name) + "\" loader_id=\"" + loaderId
+                + "\" loader=\"" + Xml.attr(loader) + "\" instrumented=\"false\" reason=\"not-modifiable\" seen_late=\"true\""
+                + (hidden ? " hidden=\"true\"" : "") + (array ? " array=\"true\"" : "") + "/>\n");
+    }
+
+    /** Appends one or more complete {@code <class>} elements to static.xml. */
+    public static void staticInfo(String xml) {
+        QUEUE.add(new Text(STATIC_XML, xml));
+    }
+
+    /** A line for agent.log. */
+    public static void log(String message) {
+        QUEUE.add(new Text(LOG, message + "\n"));
+    }
+
+    static void clockSamples(long[] records, int count) {
+        QUEUE.add(new Clock(records, count));
+    }
+
+    // ---------------------------------------------------------------- the writer thread
+
+    @Override
+    public void run() {
+        long lastHousekeeping = System.nanoTime();
+        try {
+            for (;;) {
+                Object item = QUEUE.poll(20, TimeUnit.MILLISECONDS);
+                if (item == STOP) {
+                    break;
+                }
+                if (item != null) {
+                    handle(item);
+                }
+                long now = System.nanoTime();
+                if (now - lastHousekeeping > 100_000_000L || item == null) {
+                    housekeeping();
+                    lastHousekeeping = now;
+                }
+            }
+            // Drain what the final flush queued after STOP was decided.
+            Object item;
+            while ((item = QUEUE.poll()) != null) {
+                if (item != STOP) {
+                    handle(item);
+                }
+            }
+        } catch (Throwable e) {
+            System.err.println("jbgui agent: the trace writer failed: " + e + " (the trace is incomplete)");
+            stopped = true;
+        }
+    }
+
+    private static void handle(Object item) throws IOException {
+        if (item instanceof Events) {
+            Events ev = (Events) item;
+            writeEvents(ev);
+            synchronized (FLOW) {
+                inFlightBytes -= 4L * ev.count;
+                FLOW.notifyAll();
+            }
+            if (ev.recycle && ev.words.length == EventLayout.BUFFER_MAX_EVENTS && POOL.size() < 64) {
+                POOL.add(ev.words);
+            }
+        } else if (item instanceof Text) {
+            Text t = (Text) item;
+            Writer w = t.file == STATIC_XML ? staticXml : t.file == THREADS ? threadsJsonl : agentLog;
+            w.write(t.text);
+        } else if (item instanceof Clock) {
+            writeClock((Clock) item);
+        }
+    }
+
+    private static void writeEvents(Events ev) throws IOException {
+        // Static information first: events may refer to classes whose description is still queued.
+        staticXml.flush();
+        OutputStream out = STREAMS.get(ev.stream);
+        if (out == null) {
+            String name = shared ? "shared.jbt" : streamFileName(ev.stream);
+            out = new FileOutputStream(new File(new File(dir, "events"), name), true);
+            byte[] header = new byte[EventLayout.STREAM_HEADER_SIZE];
+            Bytes.ascii(header, 0, "JBTS");
+            Bytes.putShort(header, 4, EventLayout.FORMAT_VERSION);
+            Bytes.putShort(header, 6, EventLayout.STREAM_HEADER_SIZE);
+            Bytes.putInt(header, 8, shared ? EventLayout.STREAM_KIND_SHARED : EventLayout.STREAM_KIND_THREAD);
+            Bytes.putInt(header, 12, shared ? 0 : ev.stream);
+            Bytes.putLong(header, 16, System.nanoTime());
+            out.write(header);
+            eventBytes += header.length;
+            STREAMS.put(ev.stream, out);
+        }
+        int written = ENCODER.writeChunk(out, ev.words, ev.count, ev.first, ev.flags);
+        events += ev.count;
+        chunks++;
+        eventBytes += written;
+        writeClock(new Clock(new long[] {shared ? 0 : ev.stream, ev.first + ev.count, ev.nanos,
+                EventLayout.CLOCK_FLAG_EXACT}, 1));
+        if ((ev.flags & EventLayout.CHUNK_FLAG_LAST) != 0) {
+            out.close();
+            STREAMS.remove(ev.stream);
+        }
+    }
+
+    /** T000001.jbt; built by hand because String.format reaches locale providers, late in the JVM's exit. */
+    static String streamFileName(int stream) {
+        String digits = Integer.toString(stream);
+        StringBuilder b = new StringBuilder("T");
+        for (int i = digits.length(); i < 6; i++) {
+            b.append('0');
+        }
+        return b.append(digits).append(".jbt").toString();
+    }
+
+    private static void writeClock(Clock c) throws IOException {
+        byte[] b = new byte[c.count * EventLayout.CLOCK_RECORD_SIZE];
+        for (int i = 0; i < c.count * 4; i++) {
+            Bytes.putLong(b, i * 8, c.records[i]);
+        }
+        clockBin.write(b);
+    }
+
+    /** Flushes the text files and finishes the streams of threads that have ended. */
+    private static void housekeeping() throws IOException {
+        staticXml.flush();
+        threadsJsonl.flush();
+        agentLog.flush();
+        clockBin.flush();
+        if (!Tracer.isActive()) {
+            return;
+        }
+        List<ThreadTrace> dead = new ArrayList<>();
+        for (ThreadTrace t : ThreadRegistry.all()) {
+            if (!t.thread().isAlive()) {
+                dead.add(t);
+            }
+        }
+        for (ThreadTrace t : dead) {
+            finishThread(t, false);
+        }
+        ThreadRegistry.removeDead(dead);
+        // Chunks finishThread queued are written on the next turns of the loop.
+    }
+
+    private static void finishThread(ThreadTrace t, boolean alive) {
+        t.finish(alive);
+        lostEvents += t.lostEvents();
+        threadCount++;
+        long nanos = System.nanoTime();
+        QUEUE.add(new Text(THREADS, "{\"kind\": \"end\", \"index\": " + t.index + ", \"name\": "
+                + Json.quote(t.thread().getName()) + ", \"events\": " + t.position() + ", \"nanos\": " + nanos
+                + ", \"alive_at_exit\": " + alive + "}\n"));
+        if (!shared) {
+            QUEUE.add(new Clock(new long[] {t.index, t.position(), nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
+        }
+    }
+
+    // ---------------------------------------------------------------- the end
+
+    /**
+     * The final flush: called once, from the JVM's shutdown sequence, after the program's own
+     * shutdown hooks. Stops recording, hands every thread's remaining events to the writer, waits
+     * for it to drain and marks the trace complete.
+     */
+    public static synchronized void shutdown(String reason) {
+        if (!started || stopped) {
+            return;
+        }
+        Tracer.setActive(false);
+        if (sampler != null) {
+            sampler.stop();
+        }
+        for (ThreadTrace t : ThreadRegistry.all()) {
+            finishThread(t, t.thread().isAlive());
+        }
+        if (shared) {
+            Tracer.finishShared();
+        }
+        QUEUE.add(STOP);
+        try {
+            writerThread.join(120_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        stopped = true;
+        try {
+            for (OutputStream out : STREAMS.values()) {
+                out.close();
+            }
+            staticXml.write("</static_information>\n");
+            staticXml.close();
+            threadsJsonl.close();
+            agentLog.close();
+            clockBin.close();
+            writeTraceJson(writerThread.isAlive() ? "incomplete" : "complete", reason);
+        } catch (IOException e) {
+            System.err.println("jbgui agent: could not finish the trace in " + dir + ": " + e);
+        }
+    }
+
+    private static void writeTraceJson(String status, String endReason) throws IOException {
+        StringBuilder s = new StringBuilder(1024);
+        s.append("{\n  \"format\": \"jbgui-trace\",\n  \"format_version\": ").append(EventLayout.FORMAT_VERSION);
+        s.append(",\n  \"status\": ").append(Json.quote(status));
+        s.append(",\n  \"agent\": ").append(optionsJson);
+        s.append(",\n  \"jvm\": ").append(jvmJson);
+        s.append(",\n  \"start\": {\"epoch_ms\": ").append(startEpochMs).append(", \"nanos\": ").append(startNanos).append("}");
+        if (endReason != null) {
+            s.append(",\n  \"end\": {\"epoch_ms\": ").append(System.currentTimeMillis()).append(", \"nanos\": ")
+                    .append(System.nanoTime()).append(", \"reason\": ").append(Json.quote(endReason)).append("}");
+        }
+        s.append(",\n  \"event_layout\": {\"type_bits\": 2, \"method_bits\": ").append(EventLayout.METHOD_BITS)
+                .append(", \"block_bits\": ").append(EventLayout.BLOCK_BITS).append("}");
+        s.append(",\n  \"counts\": {\"threads\": ").append(threadCount).append(", \"classes\": ").append(classes)
+                .append(", \"classes_instrumented\": ").append(classesInstrumented).append(", \"methods\": ").append(methods)
+                .append(", \"events\": ").append(events).append(", \"chunks\": ").append(chunks)
+                .append(", \"event_bytes\": ").append(eventBytes).append(", \"lost_events\": ").append(lostEvents).append("}");
+        s.append(",\n  \"limits\": {\"method_ids_exhausted\": ").append(methodIdsExhausted)
+                .append(", \"classes_not_instrumented\": ").append(classesNotInstrumented).append("}\n}\n");
+        File tmp = new File(dir, "trace.json.tmp");
+        try (Writer w = new OutputStreamWriter(new FileOutputStream(tmp), StandardCharsets.UTF_8)) {
+            w.write(s.toString());
+        }
+        File target = new File(dir, "trace.json");
+        if (!tmp.renameTo(target)) {
+            throw new IOException("cannot rename " + tmp + " to " + target);
+        }
+    }
+
+    public static File directory() {
+        return dir;
+    }
+}

@@ -1,0 +1,122 @@
+package jbgui.runtime;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.WeakHashMap;
+
+import jbgui.output.TraceWriter;
+
+/**
+ * Class and loader ids. The engine registers every class it sees at load time (by loader and
+ * internal name, before the Class object exists); the runtime looks classes up by Class object
+ * when it records a receiver or an exception type. Classes never seen at load time (hidden
+ * classes such as lambda proxies, array classes) get an id the first time they are met, and a
+ * short {@code seen_late} entry in static.xml.
+ */
+public final class ClassRegistry {
+    private ClassRegistry() {}
+
+    private static final class LoaderInfo {
+        final int id;
+        final Map<String, Integer> classes = new HashMap<>();
+
+        LoaderInfo(int id) {
+            this.id = id;
+        }
+    }
+
+    private static final Object LOCK = new Object();
+    private static final LoaderInfo BOOT = new LoaderInfo(0);
+    // Weak keys: a program that discards class loaders must be able to unload them.
+    private static final Map<ClassLoader, LoaderInfo> LOADERS = new WeakHashMap<>();
+    private static int nextLoaderId = 1;
+    private static int nextClassId = 1;
+
+    private static LoaderInfo loader(ClassLoader loader) {
+        if (loader == null) {
+            return BOOT;
+        }
+        LoaderInfo info = LOADERS.get(loader);
+        if (info == null) {
+            info = new LoaderInfo(nextLoaderId++);
+            LOADERS.put(loader, info);
+            TraceWriter.loaderSeen(info.id, describe(loader));
+        }
+        return info;
+    }
+
+    /** A readable name for a loader: bootstrap, platform, app, or its class and name. */
+    public static String describe(ClassLoader loader) {
+        if (loader == null) {
+            return "bootstrap";
+        }
+        if (loader == ClassLoader.getPlatformClassLoader()) {
+            return "platform";
+        }
+        if (loader == ClassLoader.getSystemClassLoader()) {
+            return "app";
+        }
+        String name = loader.getName();
+        return loader.getClass().getName() + (name == null ? "" : " " + name);
+    }
+
+    public static int loaderId(ClassLoader loader) {
+        synchronized (LOCK) {
+            return loader(loader).id;
+        }
+    }
+
+    /**
+     * The id of a class about to be defined (or already defined), assigning one if new. Returns
+     * the existing id when the same loader defines the same name again (retransformation).
+     */
+    public static int register(ClassLoader loader, String internalName) {
+        synchronized (LOCK) {
+            LoaderInfo info = loader(loader);
+            Integer id = info.classes.get(internalName);
+            if (id != null) {
+                return id;
+            }
+            int fresh = nextClassId++;
+            info.classes.put(internalName, fresh);
+            return fresh;
+        }
+    }
+
+    /** Whether the loader already has an id for this name (so a fresh registration would not be new). */
+    public static int lookup(ClassLoader loader, String internalName) {
+        synchronized (LOCK) {
+            Integer id = loader(loader).classes.get(internalName);
+            return id == null ? 0 : id;
+        }
+    }
+
+    /** The id of a live class; assigns one, and describes the class in static.xml, if it is new. */
+    static int idOf(Class<?> c) {
+        String name = c.getName().replace('.', '/');
+        ClassLoader loader = c.getClassLoader();
+        int id;
+        boolean fresh = false;
+        synchronized (LOCK) {
+            LoaderInfo info = loader(loader);
+            Integer known = info.classes.get(name);
+            if (known != null) {
+                id = known;
+            } else {
+                id = nextClassId++;
+                info.classes.put(name, id);
+                fresh = true;
+            }
+        }
+        if (fresh) {
+            TraceWriter.classSeenLate(id, name, loaderId(loader), describe(loader), c.isHidden(), c.isArray());
+        }
+        return id;
+    }
+
+    public static int classCount() {
+        synchronized (LOCK) {
+            return nextClassId - 1;
+        }
+    }
+}

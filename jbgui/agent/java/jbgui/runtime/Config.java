@@ -1,0 +1,23 @@
+package jbgui.runtime;
+
+/**
+ * What the engine decided at start-up, read by the runtime. Set once by the engine before any
+ * instrumented code can reach the runtime; the runtime copies these into static finals, so the
+ * JIT folds the checks away.
+ */
+public final class Config {
+    private Config() {}
+
+    /** 2: one stream per thread (the seed's mode 2); 1: one shared, globally ordered stream. */
+    public static int mode = 2;
+    public static boolean recordClassLoad = true;
+    public static boolean recordMethodStart = true;
+    public static boolean recordMethodEnd = true;
+    public static boolean recordBlocks = true;
+    public static boolean recordReceiver = true;
+    public static boolean recordExceptionExit = true;
+    /** Clock sampler period in microseconds; 0 turns the sampler off. */
+    public static int clockPeriodMicros = 1000;
+    /** Bytes of event buffers that may wait for the writer before recording threads block. */
+    public static long maxBufferedBytes = 64L << 20;
+}

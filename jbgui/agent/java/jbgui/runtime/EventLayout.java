@@ -1,0 +1,72 @@
+package jbgui.runtime;
+
+/**
+ * The on-disk constants of the trace format (docs/trace-format.md). The Python side defines the
+ * same names in jbgui/model/layout.py; tests/agent/test_layout_constants.py checks they agree.
+ */
+public final class EventLayout {
+    private EventLayout() {}
+
+    public static final int FORMAT_VERSION = 1;
+
+    // Event word: 2-bit type | 19-bit method id | 11-bit block index (JBInsTrace, Figure 2).
+    public static final int TYPE_SHIFT = 30;
+    public static final int METHOD_SHIFT = 11;
+    public static final int METHOD_BITS = 19;
+    public static final int BLOCK_BITS = 11;
+    public static final int TYPE_EXTENDED = 0;
+    public static final int TYPE_METHOD_START = 1;
+    public static final int TYPE_METHOD_END = 2;
+    public static final int TYPE_BLOCK = 3;
+
+    // Extended words (type 0): 3-bit subtype | 27-bit value.
+    public static final int SUBTYPE_SHIFT = 27;
+    public static final int VALUE_MASK = (1 << SUBTYPE_SHIFT) - 1;
+    public static final int EXT_CLASS_LOAD = 0;
+    public static final int EXT_RECEIVER = 1;
+    public static final int EXT_EXCEPTION_EXIT = 2;
+    public static final int EXT_THREAD_SWITCH = 3;
+    public static final int EXT_THROWABLE = 4;
+
+    public static final int MAX_METHOD_ID = (1 << METHOD_BITS) - 1;
+    public static final int BLOCKS_PER_PAGE = 1 << BLOCK_BITS;
+    public static final int MAX_CLASS_ID = VALUE_MASK;
+
+    // Stream files.
+    public static final int STREAM_HEADER_SIZE = 32;
+    public static final int CHUNK_HEADER_SIZE = 32;
+    public static final int STREAM_KIND_THREAD = 0;
+    public static final int STREAM_KIND_SHARED = 1;
+    public static final int CODEC_NONE = 0;
+    public static final int CODEC_ZLIB = 1;
+    public static final int FILTER_NONE = 0;
+    public static final int FILTER_BYTE_PLANES = 1;
+    public static final int CHUNK_FLAG_LAST = 1;
+    public static final int CHUNK_FLAG_FINAL_FLUSH = 2;
+    public static final int CHUNK_FLAG_LOST_BEFORE = 4;
+
+    // Clock samples.
+    public static final int CLOCK_HEADER_SIZE = 16;
+    public static final int CLOCK_RECORD_SIZE = 32;
+    public static final int CLOCK_FLAG_EXACT = 1;
+
+    // Per-thread buffers grow from the minimum to the maximum as a thread records more.
+    public static final int BUFFER_MIN_EVENTS = 1024;
+    public static final int BUFFER_MAX_EVENTS = 16384;
+
+    public static int methodStart(int methodId) {
+        return (TYPE_METHOD_START << TYPE_SHIFT) | (methodId << METHOD_SHIFT);
+    }
+
+    public static int methodEnd(int methodId) {
+        return (TYPE_METHOD_END << TYPE_SHIFT) | (methodId << METHOD_SHIFT);
+    }
+
+    public static int block(int pageMethodId, int indexInPage) {
+        return (TYPE_BLOCK << TYPE_SHIFT) | (pageMethodId << METHOD_SHIFT) | indexInPage;
+    }
+
+    public static int extended(int subtype, int value) {
+        return (subtype << SUBTYPE_SHIFT) | (value & VALUE_MASK);
+    }
+}

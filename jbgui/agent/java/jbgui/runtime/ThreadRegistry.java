@@ -1,0 +1,149 @@
+package jbgui.runtime;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Maps a thread to its {@link ThreadTrace} without running any instrumented code.
+ *
+ * <p>Instrumented JDK methods call the tracer, so the lookup on that path may only use arrays,
+ * {@code Thread.currentThread()} and {@code System.identityHashCode} (both native): a
+ * {@code ThreadLocal} would run instrumented JDK code and recurse. The table is open-addressed on
+ * the thread's identity hash; a thread only ever looks up its own entry, which it inserted itself,
+ * so readers need no lock. Inserts, growth and removal of dead threads take {@link #LOCK} and
+ * publish a whole new {@link Table} through a volatile field.
+ */
+public final class ThreadRegistry {
+    private ThreadRegistry() {}
+
+    private static final class Table {
+        final Thread[] keys;
+        final ThreadTrace[] values;
+        int size;
+
+        Table(int capacity) {
+            keys = new Thread[capacity];
+            values = new ThreadTrace[capacity];
+        }
+    }
+
+    private static final Object LOCK = new Object();
+    private static volatile Table table = new Table(256);
+    private static int nextIndex = 1;
+
+    /** The calling thread's trace, registering the thread on its first event; null when it must not record. */
+    static ThreadTrace current() {
+        Thread thread = Thread.currentThread();
+        Table t = table;
+        Thread[] keys = t.keys;
+        int mask = keys.length - 1;
+        int i = System.identityHashCode(thread) & mask;
+        for (;;) {
+            Thread k = keys[i];
+            if (k == thread) {
+                return t.values[i];
+            }
+            if (k == null) {
+                return register(thread);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /** Marks a thread (the tracer's own, or one still being registered) so that it never records. */
+    public static void ignore(Thread thread) {
+        synchronized (LOCK) {
+            put(thread, ThreadTrace.IGNORED);
+        }
+    }
+
+    private static ThreadTrace register(Thread thread) {
+        if (!Tracer.active) {
+            return null;
+        }
+        ThreadTrace trace;
+        synchronized (LOCK) {
+            // A placeholder first: creating the ThreadTrace allocates and calls instrumented JDK
+            // code, which comes back here and must find a guarded entry instead of recursing.
+            put(thread, ThreadTrace.REGISTERING);
+            trace = new ThreadTrace(thread, nextIndex++);
+            put(thread, trace);
+        }
+        trace.started();
+        return trace;
+    }
+
+    private static void put(Thread thread, ThreadTrace value) {
+        Table t = table;
+        if ((t.size + 1) * 2 > t.keys.length) {
+            t = rebuild(t.keys.length * 2);
+        }
+        Thread[] keys = t.keys;
+        int mask = keys.length - 1;
+        int i = System.identityHashCode(thread) & mask;
+        while (keys[i] != null && keys[i] != thread) {
+            i = (i + 1) & mask;
+        }
+        if (keys[i] == null) {
+            t.size++;
+        }
+        // Value before key: a reader that finds the key must find its value.
+        t.values[i] = value;
+        keys[i] = thread;
+    }
+
+    /** Copies the live entries into a fresh table of the given capacity and publishes it. */
+    private static Table rebuild(int capacity) {
+        Table old = table;
+        Table fresh = new Table(capacity);
+        int mask = capacity - 1;
+        for (int j = 0; j < old.keys.length; j++) {
+            Thread k = old.keys[j];
+            if (k != null && old.values[j] != null) {
+                int i = System.identityHashCode(k) & mask;
+                while (fresh.keys[i] != null) {
+                    i = (i + 1) & mask;
+                }
+                fresh.values[i] = old.values[j];
+                fresh.keys[i] = k;
+                fresh.size++;
+            }
+        }
+        table = fresh;
+        return fresh;
+    }
+
+    /** Every registered thread's trace (not the placeholders). Called by the tracer's own threads. */
+    public static List<ThreadTrace> all() {
+        List<ThreadTrace> result = new ArrayList<>();
+        synchronized (LOCK) {
+            Table t = table;
+            for (int j = 0; j < t.keys.length; j++) {
+                ThreadTrace v = t.values[j];
+                if (t.keys[j] != null && v != null && v.thread != null) {
+                    result.add(v);
+                }
+            }
+        }
+        return result;
+    }
+
+    /** Drops dead threads' entries (their traces were already finished by the caller). */
+    public static void removeDead(List<ThreadTrace> dead) {
+        if (dead.isEmpty()) {
+            return;
+        }
+        synchronized (LOCK) {
+            Table t = table;
+            for (ThreadTrace d : dead) {
+                for (int j = 0; j < t.keys.length; j++) {
+                    if (t.keys[j] == d.thread) {
+                        // Removal from an open-addressed table: null the value, then rebuild.
+                        t.values[j] = null;
+                    }
+                }
+            }
+            rebuild(t.keys.length);
+        }
+    }
+}

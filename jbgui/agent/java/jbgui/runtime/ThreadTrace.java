@@ -1,0 +1,193 @@
+package jbgui.runtime;
+
+import jbgui.output.TraceWriter;
+
+/**
+ * One thread's event buffer and tracer state.
+ *
+ * <p>Instrumented methods fetch it once at method start ({@link Tracer#enter}) and keep it in a
+ * local variable, so recording a block is a static call, a null check and an array store. The
+ * buffer is handed to the writer thread when full; {@link #guard} is non-zero while the tracer
+ * itself runs on this thread, which makes every instrumented method it reaches record nothing.
+ */
+public final class ThreadTrace {
+    static final boolean SHARED = Config.mode == 1;
+
+    /** Placeholder while a thread registers: guarded, so the registration itself is not traced. */
+    static final ThreadTrace REGISTERING = new ThreadTrace(1);
+    /** The tracer's own threads: permanently guarded. */
+    static final ThreadTrace IGNORED = new ThreadTrace(1);
+
+    private static final int RECEIVER_CACHE = 256;
+
+    final Thread thread;
+    public final int index;
+    int[] buf;
+    int pos;
+    /** Events of this stream already handed to the writer (the stream index of buf[0]). */
+    long base;
+    /** Non-zero while tracer or agent code runs on this thread. */
+    int guard;
+    /** How much of {@link #guard} comes from the agent's class-file hook (see Tracer.agentEnter). */
+    int hookDepth;
+    long lost;
+    boolean lostBefore;
+    /** Set by the final flush: nothing this thread records afterwards reaches the trace. */
+    boolean closed;
+    private final Class<?>[] receiverKeys;
+    private final int[] receiverIds;
+
+    private ThreadTrace(int guard) {
+        this.thread = null;
+        this.index = 0;
+        this.guard = guard;
+        this.buf = new int[1];
+        this.receiverKeys = null;
+        this.receiverIds = null;
+    }
+
+    ThreadTrace(Thread thread, int index) {
+        this.thread = thread;
+        this.index = index;
+        this.guard = 1; // until started() has run
+        this.buf = new int[EventLayout.BUFFER_MIN_EVENTS];
+        this.receiverKeys = new Class<?>[RECEIVER_CACHE];
+        this.receiverIds = new int[RECEIVER_CACHE];
+    }
+
+    /** Announces the thread to the writer; runs once, guarded, right after registration. */
+    void started() {
+        try {
+            TraceWriter.threadStarted(this, thread);
+        } catch (Throwable ignored) {
+            // The thread is still traced; only its name is missing from the table.
+        } finally {
+            guard = 0;
+        }
+    }
+
+    public Thread thread() {
+        return thread;
+    }
+
+    /** Events recorded so far; read racily by the clock sampler, so it may lag by a few events. */
+    public long position() {
+        long b = base;
+        return b + pos;
+    }
+
+    void put(int event) {
+        if (SHARED) {
+            SharedStream.put(this, event);
+            return;
+        }
+        int p = pos;
+        int[] b = buf;
+        b[p++] = event;
+        pos = p;
+        if (p == b.length) {
+            flush(false);
+        }
+    }
+
+    void put2(int first, int second) {
+        if (SHARED) {
+            SharedStream.put2(this, first, second);
+            return;
+        }
+        int p = pos;
+        int[] b = buf;
+        if (p + 2 > b.length) {
+            put(first);
+            put(second);
+            return;
+        }
+        b[p++] = first;
+        b[p++] = second;
+        pos = p;
+        if (p == b.length) {
+            flush(false);
+        }
+    }
+
+    /**
+     * Hands the buffer to the writer. Called by the owning thread when the buffer is full, and by
+     * the writer for threads that have died or at the final flush ({@code fromOutside}).
+     */
+    synchronized void flush(boolean fromOutside) {
+        int n = pos;
+        if (closed) {
+            pos = 0;
+            return;
+        }
+        if (n == 0) {
+            return;
+        }
+        guard++;
+        try {
+            int[] full = buf;
+            int flags = lostBefore ? EventLayout.CHUNK_FLAG_LOST_BEFORE : 0;
+            int nextSize = Math.min(full.length * 2, EventLayout.BUFFER_MAX_EVENTS);
+            int[] next = fromOutside ? full : TraceWriter.takeBuffer(nextSize);
+            TraceWriter.submitEvents(index, full, n, base, flags, !fromOutside);
+            base += n;
+            pos = 0;
+            buf = next;
+            lostBefore = false;
+        } catch (Throwable e) {
+            // Never fail the program because of the tracer: count the events as lost and go on.
+            lost += n;
+            base += n;
+            pos = 0;
+            lostBefore = true;
+        } finally {
+            guard--;
+        }
+    }
+
+    /** The final flush of a thread, by the writer: the rest of the buffer, then closed. */
+    public synchronized void finish(boolean alive) {
+        guard++;
+        try {
+            int n = pos;
+            if (!closed && n > 0) {
+                int flags = EventLayout.CHUNK_FLAG_FINAL_FLUSH | (alive ? 0 : EventLayout.CHUNK_FLAG_LAST)
+                        | (lostBefore ? EventLayout.CHUNK_FLAG_LOST_BEFORE : 0);
+                int[] copy = java.util.Arrays.copyOf(buf, n);
+                TraceWriter.submitEvents(index, copy, n, base, flags, false);
+                base += n;
+            }
+            pos = 0;
+            closed = true;
+        } finally {
+            guard--;
+        }
+    }
+
+    public long lostEvents() {
+        return lost;
+    }
+
+    /** The class id of a receiver's class, from a small per-thread cache. */
+    int classId(Class<?> c) {
+        int h = System.identityHashCode(c) & (RECEIVER_CACHE - 1);
+        if (receiverKeys[h] == c) {
+            return receiverIds[h];
+        }
+        return classIdSlow(c, h);
+    }
+
+    private int classIdSlow(Class<?> c, int h) {
+        guard++;
+        try {
+            int id = ClassRegistry.idOf(c);
+            receiverIds[h] = id;
+            receiverKeys[h] = c;
+            return id;
+        } catch (Throwable e) {
+            return 0;
+        } finally {
+            guard--;
+        }
+    }
+}

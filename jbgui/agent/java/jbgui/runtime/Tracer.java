@@ -1,0 +1,136 @@
+package jbgui.runtime;
+
+/**
+ * The static entry points that instrumented code calls. Each must be cheap, must never throw
+ * into the program, and must record nothing while the tracer itself runs on the thread.
+ *
+ * <p>The probe protocol (see jbgui.instr.ProbeInserter): at method entry
+ * {@code ThreadTrace t = enter(startEvent)} (or {@link #enterInstance} with {@code this}); at each
+ * basic block {@code block(t, blockEvent)}; before each return {@code exit(t, endEvent)}; in a
+ * catch-all handler around the body {@code exceptionExit(throwable, t, exitEvent)}, then rethrow.
+ */
+public final class Tracer {
+    private Tracer() {}
+
+    /** False before the engine has finished starting and after the final flush. */
+    static volatile boolean active;
+
+    private static final boolean START = Config.recordMethodStart;
+    private static final boolean END = Config.recordMethodEnd;
+    private static final boolean BLOCKS = Config.recordBlocks;
+    private static final boolean RECEIVER = Config.recordReceiver;
+    private static final boolean EXCEPTION_EXIT = Config.recordExceptionExit;
+    private static final boolean CLASS_LOAD = Config.recordClassLoad;
+
+    public static ThreadTrace enter(int event) {
+        ThreadTrace t = ThreadRegistry.current();
+        if (t == null || t.guard != 0) {
+            return null;
+        }
+        if (START) {
+            t.put(event);
+        }
+        return t;
+    }
+
+    public static ThreadTrace enterInstance(int event, Object self) {
+        ThreadTrace t = ThreadRegistry.current();
+        if (t == null || t.guard != 0) {
+            return null;
+        }
+        if (START) {
+            if (RECEIVER) {
+                t.put2(event, EventLayout.extended(EventLayout.EXT_RECEIVER, t.classId(self.getClass())));
+            } else {
+                t.put(event);
+            }
+        }
+        return t;
+    }
+
+    public static void block(ThreadTrace t, int event) {
+        if (BLOCKS && t != null) {
+            t.put(event);
+        }
+    }
+
+    public static void exit(ThreadTrace t, int event) {
+        if (END && t != null) {
+            t.put(event);
+        }
+    }
+
+    public static void exceptionExit(Throwable thrown, ThreadTrace t, int event) {
+        if (EXCEPTION_EXIT && t != null) {
+            int classId = thrown == null ? 0 : t.classId(thrown.getClass());
+            t.put2(event, EventLayout.extended(EventLayout.EXT_THROWABLE, classId));
+        }
+    }
+
+    /**
+     * A class was loaded on this thread. Called by the transformer, which has guarded the thread
+     * ({@code t} is its guard token): the load is the program's only when no guard but the
+     * transformer's own and the agent hook's is up; loads the tracer caused are not recorded.
+     */
+    public static void classLoaded(ThreadTrace t, int classId) {
+        if (!CLASS_LOAD || !active || t == null || t.closed) {
+            return;
+        }
+        if (t.guard - 1 == t.hookDepth) {
+            t.put(EventLayout.extended(EventLayout.EXT_CLASS_LOAD, classId));
+        }
+    }
+
+    /**
+     * Entered by the agent machinery (the JDK's InstrumentationImpl.transform, hooked at start-up)
+     * so that the JDK code it runs before reaching our transformer is not traced.
+     */
+    public static void agentEnter() {
+        ThreadTrace t = ThreadRegistry.current();
+        if (t != null && t.thread != null) {
+            t.guard++;
+            t.hookDepth++;
+        }
+    }
+
+    public static void agentExit() {
+        ThreadTrace t = ThreadRegistry.current();
+        if (t != null && t.thread != null && t.hookDepth > 0) {
+            t.guard--;
+            t.hookDepth--;
+        }
+    }
+
+    /** Guards the calling thread (the engine's start-up on the main thread); returns a token for {@link #unguard}. */
+    public static ThreadTrace guardCurrentThread() {
+        ThreadTrace t = ThreadRegistry.current();
+        if (t != null && t.thread != null) {
+            t.guard++;
+            return t;
+        }
+        return null;
+    }
+
+    public static void unguard(ThreadTrace t) {
+        if (t != null) {
+            t.guard--;
+        }
+    }
+
+    public static void setActive(boolean on) {
+        active = on;
+    }
+
+    public static boolean isActive() {
+        return active;
+    }
+
+    /** Position of the shared stream (mode 1). */
+    public static long sharedPosition() {
+        return SharedStream.position();
+    }
+
+    public static void finishShared() {
+        SharedStream.finish();
+    }
+}
