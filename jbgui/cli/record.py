@@ -82,4 +82,6 @@ def run(args: argparse.Namespace) -> int:
     recording = record(args.command, options_from(args, out), replace=args.force)
     print(format_summary(recording.summary, recording.exit_status, recording.wall_seconds),
           file=sys.stderr)
+    if recording.launch_file_problem is not None:
+        print(f"jbtrace: warning: {recording.launch_file_problem}", file=sys.stderr)
     return recording.exit_status

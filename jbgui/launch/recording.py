@@ -37,6 +37,7 @@ class Recording:
     exit_status: int
     wall_seconds: float
     summary: TraceSummary
+    launch_file_problem: str | None = None
 
 
 def default_trace_dir(argv: list[str], parent: Path = Path("."), now: datetime | None = None) -> Path:
@@ -116,7 +117,7 @@ def record(
         if created and not any(Path(options.out).iterdir()):
             Path(options.out).rmdir()  # nothing ran: leave no empty directory behind
         raise
-    write_launch_file(options.out, {
+    launch_record = {
         "command": list(argv),
         "traced_command": command,
         "cwd": os.getcwd(),
@@ -125,6 +126,13 @@ def record(
         "started_epoch_ms": started_epoch_ms,
         "agent_jar": str(jar),
         "agent_options": dict(pairs),
-    })
+    }
+    problem = None
+    try:
+        write_launch_file(options.out, launch_record)
+    except OSError as error:
+        # The program ran and its trace may be fine (or the program removed its directory):
+        # report it, but never lose the program's exit status over it.
+        problem = f"cannot write {LAUNCH_FILE} in {options.out}: {error.strerror}"
     return Recording(options.out, list(argv), command, status, wall,
-                     read_trace_summary(options.out))
+                     read_trace_summary(options.out), problem)
