@@ -50,11 +50,18 @@ def run_program(
         else:
             child.send_signal(signum)  # a no-op once the child has been reaped
 
+    def ignore(_signum: int, _frame: object) -> None:
+        pass
+
     previous: dict[int, object] = {}
     try:
         if in_main_thread:
             for signum in FORWARDED_SIGNALS:
                 previous[signum] = signal.signal(signum, forward)
+            # A handler that does nothing, not SIG_IGN: an ignored signal stays ignored across
+            # exec, and the JVM would then not install its own (thread dump) handler for it.
+            # A caught signal is reset to the default in the child.
+            previous[signal.SIGQUIT] = signal.signal(signal.SIGQUIT, ignore)
         try:
             child = subprocess.Popen(list(argv), cwd=cwd, env=None if env is None else dict(env))
         except FileNotFoundError as error:
@@ -66,10 +73,6 @@ def run_program(
             raise LaunchError(f"{argv[0]}: permission denied (not executable)", CANNOT_EXECUTE) from None
         except OSError as error:
             raise LaunchError(f"{argv[0]}: cannot execute: {error.strerror}", CANNOT_EXECUTE) from None
-        if in_main_thread:
-            # Set only now: an ignored signal stays ignored across exec, and the JVM would then
-            # refuse to install its own handler for it.
-            previous[signal.SIGQUIT] = signal.signal(signal.SIGQUIT, signal.SIG_IGN)
         for signum in pending:
             child.send_signal(signum)
         return exit_status(child.wait())

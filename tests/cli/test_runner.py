@@ -86,6 +86,12 @@ def test_sigquit_does_not_kill_the_parent_while_the_child_runs():
     assert process.returncode == 7
 
 
+def test_the_child_keeps_the_default_sigquit_action():
+    # Were SIGQUIT ignored in the parent with SIG_IGN, the child would inherit that, and a JVM
+    # would print no thread dump on Ctrl-\\. Here the child's SIGQUIT kills it: 128 + 3.
+    assert run_program(["sh", "-c", "kill -QUIT $$; sleep 5; exit 0"]) == 128 + signal.SIGQUIT
+
+
 def test_stdin_and_stdout_are_the_childs_own(tmp_path):
     # Through a Python parent, as jbtrace runs it: the child reads our stdin and writes our stdout.
     harness = "import sys\nfrom jbgui.launch.runner import run_program\nsys.exit(run_program(['tr', 'a-z', 'A-Z']))"
