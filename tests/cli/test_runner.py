@@ -88,7 +88,7 @@ def test_sigquit_does_not_kill_the_parent_while_the_child_runs():
 
 def test_the_child_keeps_the_default_sigquit_action():
     # Were SIGQUIT ignored in the parent with SIG_IGN, the child would inherit that, and a JVM
-    # would print no thread dump on Ctrl-\\. Here the child's SIGQUIT kills it: 128 + 3.
+    # would print no thread dump on Ctrl-\. Here the child's SIGQUIT kills it: 128 + 3.
     assert run_program(["sh", "-c", "kill -QUIT $$; sleep 5; exit 0"]) == 128 + signal.SIGQUIT
 
 
