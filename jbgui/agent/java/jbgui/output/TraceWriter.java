@@ -139,6 +139,11 @@ public final class TraceWriter implements Runnable {
         clockBin.write(header);
         clockBin.flush();
         writeTraceJson("running", null);
+        try {
+            isVirtual = Thread.class.getMethod("isVirtual");
+        } catch (NoSuchMethodException e) {
+            isVirtual = null; // JDK 17 has no virtual threads
+        }
         // Load and exercise what the writer thread needs now, so that the program never sees
         // the tracer's own class loading later.
         ENCODER.warmUp();
@@ -201,18 +206,43 @@ public final class TraceWriter implements Runnable {
         QUEUE.add(new Events(stream, words, count, first, flags, recycle, System.nanoTime()));
     }
 
+    /** Thread.isVirtual (JDK 21+), looked up once at start-up; null on JDK 17. */
+    private static java.lang.reflect.Method isVirtual;
+
     public static void threadStarted(ThreadTrace trace, Thread thread) {
         boolean virtual = false;
         try {
-            virtual = (Boolean) Thread.class.getMethod("isVirtual").invoke(thread);
+            virtual = isVirtual != null && (Boolean) isVirtual.invoke(thread);
         } catch (ReflectiveOperationException | RuntimeException e) {
-            // JDK 17 has no virtual threads.
+            // Leave it false.
         }
-        ThreadGroup group = thread.getThreadGroup();
+        // Each property on its own: threads attached by the JVM itself (DestroyJavaVM on JDK 25)
+        // may lack parts of their state.
+        String name = null;
+        long javaId = -1;
+        Boolean daemon = null;
+        String group = null;
+        try {
+            name = thread.getName();
+            javaId = thread.getId();
+        } catch (RuntimeException e) {
+            // leave unknown
+        }
+        try {
+            daemon = thread.isDaemon();
+        } catch (RuntimeException e) {
+            // leave unknown
+        }
+        try {
+            ThreadGroup g = thread.getThreadGroup();
+            group = g == null ? null : g.getName();
+        } catch (RuntimeException e) {
+            // leave unknown
+        }
         long nanos = System.nanoTime();
-        String line = "{\"kind\": \"start\", \"index\": " + trace.index + ", \"java_id\": " + thread.getId()
-                + ", \"name\": " + Json.quote(thread.getName()) + ", \"daemon\": " + thread.isDaemon()
-                + ", \"virtual\": " + virtual + ", \"group\": " + (group == null ? "null" : Json.quote(group.getName()))
+        String line = "{\"kind\": \"start\", \"index\": " + trace.index + ", \"java_id\": " + javaId
+                + ", \"name\": " + Json.quote(name) + ", \"daemon\": " + daemon
+                + ", \"virtual\": " + virtual + ", \"group\": " + Json.quote(group)
                 + ", \"nanos\": " + nanos + "}\n";
         QUEUE.add(new Text(THREADS, line));
         QUEUE.add(new Clock(new long[] {trace.index, 0, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
@@ -374,10 +404,18 @@ public final class TraceWriter implements Runnable {
         threadCount++;
         long nanos = System.nanoTime();
         QUEUE.add(new Text(THREADS, "{\"kind\": \"end\", \"index\": " + t.index + ", \"name\": "
-                + Json.quote(t.thread().getName()) + ", \"events\": " + t.position() + ", \"nanos\": " + nanos
+                + Json.quote(nameOf(t.thread())) + ", \"events\": " + t.position() + ", \"nanos\": " + nanos
                 + ", \"alive_at_exit\": " + alive + "}\n"));
         if (!shared) {
             QUEUE.add(new Clock(new long[] {t.index, t.position(), nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
+        }
+    }
+
+    private static String nameOf(Thread t) {
+        try {
+            return t.getName();
+        } catch (RuntimeException e) {
+            return null;
         }
     }
 

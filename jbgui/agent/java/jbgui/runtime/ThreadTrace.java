@@ -59,8 +59,13 @@ public final class ThreadTrace {
     void started() {
         try {
             TraceWriter.threadStarted(this, thread);
-        } catch (Throwable ignored) {
+        } catch (Throwable e) {
             // The thread is still traced; only its name is missing from the table.
+            try {
+                TraceWriter.log("warning: thread " + index + " not described: " + e);
+            } catch (Throwable ignored) {
+                // Nothing more to do.
+            }
         } finally {
             guard = 0;
         }

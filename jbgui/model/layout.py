@@ -1,0 +1,75 @@
+"""On-disk constants of the trace format (docs/trace-format.md).
+
+The recorder defines the same names in ``jbgui/agent/java/jbgui/runtime/EventLayout.java`` and
+``jbgui/agent/java/jbgui/output/MetricNames.java``; ``tests/model/test_layout_constants.py``
+checks that both sides agree.
+"""
+
+FORMAT_VERSION = 1
+
+TYPE_SHIFT = 30
+METHOD_SHIFT = 11
+METHOD_BITS = 19
+BLOCK_BITS = 11
+TYPE_EXTENDED = 0
+TYPE_METHOD_START = 1
+TYPE_METHOD_END = 2
+TYPE_BLOCK = 3
+
+SUBTYPE_SHIFT = 27
+VALUE_MASK = (1 << SUBTYPE_SHIFT) - 1
+EXT_CLASS_LOAD = 0
+EXT_RECEIVER = 1
+EXT_EXCEPTION_EXIT = 2
+EXT_THREAD_SWITCH = 3
+EXT_THROWABLE = 4
+
+MAX_METHOD_ID = (1 << METHOD_BITS) - 1
+BLOCKS_PER_PAGE = 1 << BLOCK_BITS
+MAX_CLASS_ID = VALUE_MASK
+
+STREAM_HEADER_SIZE = 32
+CHUNK_HEADER_SIZE = 32
+STREAM_KIND_THREAD = 0
+STREAM_KIND_SHARED = 1
+CODEC_NONE = 0
+CODEC_ZLIB = 1
+FILTER_NONE = 0
+FILTER_BYTE_PLANES = 1
+CHUNK_FLAG_LAST = 1
+CHUNK_FLAG_FINAL_FLUSH = 2
+CHUNK_FLAG_LOST_BEFORE = 4
+
+CLOCK_HEADER_SIZE = 16
+CLOCK_RECORD_SIZE = 32
+CLOCK_FLAG_EXACT = 1
+
+BUFFER_MIN_EVENTS = 1024
+BUFFER_MAX_EVENTS = 16384
+
+STREAM_MAGIC = b"JBTS"
+CHUNK_MAGIC = b"JBCK"
+CLOCK_MAGIC = b"JBCL"
+
+METRIC_NAMES = (
+    "bytecodes", "array_reads", "array_writes", "float_ops", "ref_loads", "control", "control_changing",
+    "own_ref_field_reads", "own_ref_field_writes", "own_prim_field_reads", "own_prim_field_writes",
+    "other_ref_field_reads", "other_ref_field_writes", "other_prim_field_reads", "other_prim_field_writes",
+    "other_class_invokes", "allocations", "virtual_calls", "static_calls",
+)
+
+
+def method_start(method_id: int) -> int:
+    return (TYPE_METHOD_START << TYPE_SHIFT) | (method_id << METHOD_SHIFT)
+
+
+def method_end(method_id: int) -> int:
+    return (TYPE_METHOD_END << TYPE_SHIFT) | (method_id << METHOD_SHIFT)
+
+
+def block(page_method_id: int, index_in_page: int) -> int:
+    return (TYPE_BLOCK << TYPE_SHIFT) | (page_method_id << METHOD_SHIFT) | index_in_page
+
+
+def extended(subtype: int, value: int) -> int:
+    return (subtype << SUBTYPE_SHIFT) | (value & VALUE_MASK)
