@@ -42,8 +42,8 @@ def assert_complete(run) -> dict:
     assert run.trace_dir is not None and run.trace_dir.is_dir(), f"no trace directory\n{run.describe()}"
     meta = run.trace_json()
     assert meta["status"] == "complete", f"trace.json status {meta['status']!r}\n{run.describe()}"
-    assert meta["counts"]["events"] > 0
-    assert meta["counts"]["lost_events"] == 0
+    assert meta["counts"]["events"] > 0, f"no events recorded: {meta['counts']}\n{run.describe()}"
+    assert meta["counts"]["lost_events"] == 0, run.describe()
     assert (run.trace_dir / "static.xml").is_file()
     assert (run.trace_dir / "threads.jsonl").is_file()
     return meta
