@@ -72,7 +72,7 @@ public final class Engine {
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
                 + " ms); agent start-up " + (System.nanoTime() - startNanos) / 1_000_000 + " ms");
         registerShutdownHook();
-        Tracer.setActive(true);
+        Tracer.setActive(options.record);
     }
 
     private static void prepareDirectory(File out) {

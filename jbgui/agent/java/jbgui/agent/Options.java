@@ -23,7 +23,7 @@ final class Options {
     static final List<String> EVENT_NAMES = Arrays.asList(
             "class_load", "method_start", "method_end", "basic_block", "receiver_type", "exception_exit");
     private static final List<String> KEYS = Arrays.asList(
-            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock");
+            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record");
 
     File out;
     boolean outGiven;
@@ -38,6 +38,8 @@ final class Options {
     final Set<String> events = new LinkedHashSet<>(EVENT_NAMES);
     String eventsFile;
     boolean instructions = false;
+    /** off: instrument exactly as configured but record no events (checking, measuring probe cost). */
+    boolean record = true;
     int clockMicros = 1000;
 
     static Options parse(String args) {
@@ -68,6 +70,7 @@ final class Options {
             case "exclude": exclude.addAll(readPrefixes(value, "exclude")); excludeFiles.add(value); break;
             case "jdk": jdk = onOff(key, value); break;
             case "instructions": instructions = onOff(key, value); break;
+            case "record": record = onOff(key, value); break;
             case "level":
                 if (!value.equals("block") && !value.equals("method")) {
                     throw new AgentError("level must be 'block' or 'method', not '" + value + "'");
@@ -200,6 +203,7 @@ final class Options {
         s.append(", \"mode\": ").append(mode);
         s.append(", \"jdk\": ").append(jdk);
         s.append(", \"instructions\": ").append(instructions);
+        s.append(", \"record\": ").append(record);
         s.append(", \"clock_micros\": ").append(clockMicros);
         s.append(", \"include\": ").append(list(include));
         s.append(", \"exclude\": ").append(list(exclude));
