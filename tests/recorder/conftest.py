@@ -1,10 +1,10 @@
 """Facts about a recorded trace, for the recorder's behaviour tests.
 
-:class:`TraceFacts` opens a trace directory with the project's own reader (``jbgui.model``) and
-answers the questions the tests ask: how many times did this method start, end normally, or
-leave by an exception, on which thread; which blocks ran. Event words are decoded here from
-docs/trace-format.md rather than through the reader's decoder, so the tests check the recorder
-against the written contract.
+:class:`TraceFacts` opens a trace directory with the project's own reader
+(``jbgui.model.tracedir``) and answers the questions the tests ask: how many times did this
+method start, end normally, or leave by an exception, on which thread; which blocks ran. Word
+layout constants come from ``jbgui.model.layout``, which a test of the model checks against the
+agent's ``EventLayout.java``.
 """
 
 from __future__ import annotations
@@ -15,44 +15,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-# docs/trace-format.md, "Event words".
-TYPE_SHIFT = 30
-METHOD_SHIFT = 11
-METHOD_MASK = (1 << 19) - 1
-BLOCK_MASK = (1 << 11) - 1
-BLOCKS_PER_PAGE = 1 << 11
-TYPE_METHOD_START = 1
-TYPE_METHOD_END = 2
-TYPE_BLOCK = 3
-SUBTYPE_SHIFT = 27
-VALUE_MASK = (1 << SUBTYPE_SHIFT) - 1
-EXT_CLASS_LOAD = 0
-EXT_RECEIVER = 1
-EXT_EXCEPTION_EXIT = 2
-EXT_THREAD_SWITCH = 3
-EXT_THROWABLE = 4
-
-
-def start_word(method_id: int) -> int:
-    return (TYPE_METHOD_START << TYPE_SHIFT) | (method_id << METHOD_SHIFT)
-
-
-def end_word(method_id: int) -> int:
-    return (TYPE_METHOD_END << TYPE_SHIFT) | (method_id << METHOD_SHIFT)
-
-
-def extended_word(subtype: int, value: int) -> int:
-    return (subtype << SUBTYPE_SHIFT) | value
+from jbgui.model import layout
+from jbgui.model.layout import (
+    BLOCKS_PER_PAGE,
+    EXT_CLASS_LOAD,
+    EXT_EXCEPTION_EXIT,
+    EXT_RECEIVER,
+    EXT_THROWABLE,
+    MAX_METHOD_ID,
+    METHOD_SHIFT,
+    SUBTYPE_SHIFT,
+    TYPE_BLOCK,
+    TYPE_METHOD_START,
+    TYPE_SHIFT,
+    VALUE_MASK,
+)
 
 
 def exception_exit_word(method_id: int) -> int:
-    return extended_word(EXT_EXCEPTION_EXIT, method_id)
-
-
-def block_word(method_id: int, block_index: int) -> int:
-    """The word of block ``block_index`` of the method whose first id is ``method_id`` (paged)."""
-    page, index = divmod(block_index, BLOCKS_PER_PAGE)
-    return (TYPE_BLOCK << TYPE_SHIFT) | ((method_id + page) << METHOD_SHIFT) | index
+    return layout.extended(EXT_EXCEPTION_EXIT, method_id)
 
 
 class TraceFacts:
@@ -78,27 +59,30 @@ class TraceFacts:
 
     @cached_property
     def thread_rows(self) -> list[dict]:
+        """One dict per thread: its start record, updated by its end record (``alive_at_exit``)."""
         return list(self.trace.threads)
 
     @cached_property
     def thread_indices(self) -> list[int]:
-        return sorted({row["index"] for row in self.thread_rows})
+        """Threads with an event stream."""
+        return self.trace.stream_indices()
 
     def thread_names(self) -> list[str]:
         """Names as the threads had them when they started (a thread may rename itself)."""
-        return [row["name"] for row in self.thread_rows if row.get("kind", "start") == "start"]
+        return [row.get("name") for row in self.thread_rows]
 
     def thread(self, name: str) -> int:
         """The index of the one thread called ``name``."""
-        indices = {
-            row["index"] for row in self.thread_rows if row.get("name") == name
-        }
-        assert len(indices) == 1, f"expected one thread named {name!r}, found {sorted(indices)}: {self.thread_names()}"
-        return indices.pop()
+        indices = [row["index"] for row in self.thread_rows if row.get("name") == name]
+        assert len(indices) == 1, f"expected one thread named {name!r}, found {indices}: {self.thread_names()}"
+        return indices[0]
+
+    def thread_row(self, index: int) -> dict:
+        return next(row for row in self.thread_rows if row["index"] == index)
 
     def events(self, thread: int) -> np.ndarray:
         if thread not in self._events:
-            words = np.asarray(self.trace.stream_events(thread))
+            words = self.trace.stream_events(thread)
             assert words.dtype == np.uint32, words.dtype
             self._events[thread] = words
         return self._events[thread]
@@ -108,17 +92,14 @@ class TraceFacts:
 
     # Methods ---------------------------------------------------------------------------------
 
-    @cached_property
-    def methods(self) -> dict[int, tuple]:
-        return dict(self.trace.methods)
+    @property
+    def methods(self):
+        """Method id -> ``jbgui.model.tracedir.MethodInfo``."""
+        return self.trace.methods
 
     def method_ids(self, class_name: str, method: str, desc: str | None = None) -> list[int]:
         """Ids of every method ``class_name.method`` (any loader), optionally of one descriptor."""
-        return sorted(
-            mid
-            for mid, (cls, name, descriptor, *_rest) in self.methods.items()
-            if cls == class_name and name == method and (desc is None or descriptor == desc)
-        )
+        return sorted(m.id for m in self.trace.find_methods(class_name, method, desc))
 
     def method_id(self, class_name: str, method: str, desc: str | None = None) -> int:
         ids = self.method_ids(class_name, method, desc)
@@ -126,8 +107,24 @@ class TraceFacts:
         return ids[0]
 
     def attributes(self, method_id: int) -> dict:
-        entry = self.methods[method_id]
-        return entry[3] if len(entry) > 3 else {}
+        """The ``<method>`` element's attributes in static.xml."""
+        return self.methods[method_id].attrs
+
+    def class_attributes(self, method_id: int) -> dict:
+        """The attributes of the ``<class>`` element that holds a method."""
+        return self.trace.classes[self.methods[method_id].class_id].attrs
+
+    def class_of(self, method_id: int) -> str:
+        return self.methods[method_id].class_name
+
+    def class_name(self, class_id: int | None) -> str | None:
+        """The name of a class id (of CLASS_LOAD, RECEIVER, THROWABLE words); None if unknown."""
+        info = self.trace.classes.get(class_id) if class_id is not None else None
+        return info.name if info is not None else None
+
+    def throwable_names(self, thread: int, method_id: int) -> list[str | None]:
+        """For each exceptional exit of a method: the class name its THROWABLE word gives."""
+        return [self.class_name(c) for c in self.throwables_after_exits(thread, method_id)]
 
     # Counting --------------------------------------------------------------------------------
 
@@ -136,10 +133,10 @@ class TraceFacts:
         return sum(int(np.count_nonzero(self.events(t) == np.uint32(word))) for t in threads)
 
     def starts(self, method_id: int, thread: int | None = None) -> int:
-        return self._count_word(start_word(method_id), thread)
+        return self._count_word(layout.method_start(method_id), thread)
 
     def ends(self, method_id: int, thread: int | None = None) -> int:
-        return self._count_word(end_word(method_id), thread)
+        return self._count_word(layout.method_end(method_id), thread)
 
     def exception_exits(self, method_id: int, thread: int | None = None) -> int:
         return self._count_word(exception_exit_word(method_id), thread)
@@ -158,8 +155,8 @@ class TraceFacts:
         words = self.events(thread)
         names = {}
         for mid in method_ids:
-            names[start_word(mid)] = f"S{mid}"
-            names[end_word(mid)] = f"E{mid}"
+            names[layout.method_start(mid)] = f"S{mid}"
+            names[layout.method_end(mid)] = f"E{mid}"
             names[exception_exit_word(mid)] = f"X{mid}"
         wanted = np.isin(words, np.array(list(names), dtype=np.uint32))
         return [names[int(w)] for w in words[wanted]]
@@ -168,15 +165,15 @@ class TraceFacts:
         """The block words of one method (all its pages) on one thread, in order."""
         words = self.events(thread)
         is_block = (words >> TYPE_SHIFT) == TYPE_BLOCK
-        owner = (words >> METHOD_SHIFT) & METHOD_MASK
+        owner = (words >> METHOD_SHIFT) & MAX_METHOD_ID
         mine = is_block & (owner >= method_id) & (owner < method_id + pages)
         return words[mine]
 
     def block_indices(self, thread: int, method_id: int, pages: int = 1) -> list[int]:
         """The block indices (within the method, pages undone) of one method on one thread."""
         words = self.block_words(thread, method_id, pages).astype(np.int64)
-        page = ((words >> METHOD_SHIFT) & METHOD_MASK) - method_id
-        return (page * BLOCKS_PER_PAGE + (words & BLOCK_MASK)).tolist()
+        page = ((words >> METHOD_SHIFT) & MAX_METHOD_ID) - method_id
+        return (page * BLOCKS_PER_PAGE + (words & (BLOCKS_PER_PAGE - 1))).tolist()
 
     def count_type(self, event_type: int) -> int:
         return sum(int(np.count_nonzero((w >> TYPE_SHIFT) == event_type)) for _, w in self.all_events())
@@ -193,7 +190,7 @@ class TraceFacts:
         started: set[int] = set()
         for _, words in self.all_events():
             starts = words[(words >> TYPE_SHIFT) == TYPE_METHOD_START]
-            started.update(np.unique((starts >> METHOD_SHIFT) & METHOD_MASK).tolist())
+            started.update(np.unique((starts >> METHOD_SHIFT) & MAX_METHOD_ID).tolist())
         return started
 
     def block_events(self) -> int:

@@ -77,24 +77,12 @@ def compile_both_ways(jdk, package, jdk_package_sources, run_command, record_com
     return files, untraced, traced, class_files(plain_dir / "out"), class_files(traced_dir / "out")
 
 
-# The JVM prints this when an agent appends to the boot class path while class-data sharing is on
-# (the agent's runtime must be reachable from JDK classes). It is the JVM's, not javac's output.
-CDS_WARNING = (
-    "OpenJDK 64-Bit Server VM warning: Sharing is only supported for boot loader classes "
-    "because bootstrap classpath has been appended"
-)
-
-
-def without_cds_warning(stderr: str) -> str:
-    return "".join(line for line in stderr.splitlines(keepends=True) if line.rstrip("\n") != CDS_WARNING)
-
-
 def check_same_compilation(files, untraced, traced, plain_classes, traced_classes, facts):
     assert untraced.exit_code == 0, untraced.describe()
     assert untraced.stdout == untraced.stderr == "", "the workload compiles cleanly untraced"
     assert traced.exit_code == untraced.exit_code, traced.describe()
     assert traced.stdout == untraced.stdout
-    assert without_cds_warning(traced.stderr) == untraced.stderr, traced.describe()
+    assert traced.stderr == untraced.stderr, traced.describe()
     assert len(plain_classes) >= len(files)
     assert sorted(traced_classes) == sorted(plain_classes)
     different = [name for name in plain_classes if traced_classes[name] != plain_classes[name]]

@@ -63,7 +63,7 @@ def same_behaviour(untraced, traced) -> None:
 
 
 def started_classes(trace) -> set[str]:
-    return {trace.methods[mid][0] for mid in trace.started_methods()}
+    return {trace.class_of(mid) for mid in trace.started_methods()}
 
 
 def test_jdk_off_traces_only_the_program(jdk, program_runs, facts):

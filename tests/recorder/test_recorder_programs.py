@@ -110,23 +110,28 @@ def test_exceptions_record_every_frame_they_leave(jdk, program_runs, facts):
     assert sequence == expected
 
     # A THROWABLE word with the exception's class follows every EXCEPTION_EXIT.
-    throwables = trace.throwables_after_exits(main, level3)
-    assert len(throwables) == 5 and None not in throwables
-    assert len(set(throwables)) == 1
-    assert trace.throwables_after_exits(main, level1) == throwables
+    for mid in (level1, level2, level3):
+        assert trace.throwable_names(main, mid) == ["java/lang/IllegalStateException"] * 5
 
     # Recursion: frames n = 0..3 leave by the exception, the frame n = 4 of the same method catches.
     recurse = trace.method_id("Main", "recurse", "(II)I")
     assert trace.frames(recurse, main) == (7, 3, 4)
     assert trace.call_sequence(main, [recurse]) == [f"S{recurse}"] * 7 + [f"X{recurse}"] * 4 + [f"E{recurse}"] * 3
+    assert trace.throwable_names(main, recurse) == ["java/lang/ArithmeticException"] * 4
 
     # Catch and rethrow: both frames leave by an exception.
-    for name in ("wrapper", "thrower"):
-        assert trace.frames(trace.method_id("Main", name, "(I)V"), main) == (3, 0, 3)
+    for name, thrown in (("wrapper", "java/lang/RuntimeException"), ("thrower", "java/lang/Exception")):
+        mid = trace.method_id("Main", name, "(I)V")
+        assert trace.frames(mid, main) == (3, 0, 3)
+        assert trace.throwable_names(main, mid) == [thrown] * 3
     # An exception the JVM throws (no athrow): integer division by zero.
-    assert trace.frames(trace.method_id("Main", "divide", "(II)I"), main) == (4, 2, 2)
+    divide = trace.method_id("Main", "divide", "(II)I")
+    assert trace.frames(divide, main) == (4, 2, 2)
+    assert trace.throwable_names(main, divide) == ["java/lang/ArithmeticException"] * 2
     # A constructor throwing after super() records its exceptional exit too.
-    assert trace.frames(trace.method_id("Main$Fragile", "<init>", "(I)V"), main) == (3, 2, 1)
+    fragile = trace.method_id("Main$Fragile", "<init>", "(I)V")
+    assert trace.frames(fragile, main) == (3, 2, 1)
+    assert trace.throwable_names(main, fragile) == ["java/lang/UnsupportedOperationException"]
     assert trace.frames(trace.method_id("Main", "main", "([Ljava/lang/String;)V"), main) == (1, 1, 0)
 
 
@@ -187,7 +192,7 @@ def test_lambdas_and_streams(jdk, program_runs, facts):
     assert trace.frames(trace.method_id("Main", "square", "(I)I"), main) == (11, 11, 0)
     assert trace.frames(trace.method_id("Main", "decorate", "(Ljava/lang/String;)Ljava/lang/String;"), main) == (2, 2, 0)
     # Lambda bodies are ordinary (synthetic) methods of Main and are traced.
-    lambdas = [mid for mid, (cls, name, *_r) in trace.methods.items() if cls == "Main" and name.startswith("lambda$")]
+    lambdas = [m.id for m in trace.methods.values() if m.class_name == "Main" and m.name.startswith("lambda$")]
     assert len(lambdas) >= 6
     assert all(trace.starts(mid) > 0 for mid in lambdas)
 
@@ -213,6 +218,11 @@ def test_two_loaders_define_two_classes(jdk, program_runs, facts):
     assert sorted(trace.frames(mid, main) for mid in greet) == [(2, 2, 0), (3, 3, 0)]
     clinit = trace.method_ids("Plugin", "<clinit>", "()V")
     assert [trace.frames(mid, main) for mid in clinit] == [(1, 1, 0), (1, 1, 0)]
+    # static.xml tells the two classes apart by their loader.
+    loaders = sorted(trace.class_attributes(mid)["loader_id"] for mid in greet)
+    assert loaders[0] != loaders[1]
+    names = sorted(trace.class_attributes(mid)["loader"] for mid in greet)
+    assert "loader-A" in names[0] and "loader-B" in names[1], names
 
 
 def test_static_initializers(jdk, program_runs, facts):
@@ -247,8 +257,7 @@ def test_uncaught_exception_in_a_thread(jdk, program_runs, facts):
     assert trace.frames(trace.method_id("Main$Failing", "run", "()V"), worker) == (1, 0, 1)
     assert trace.frames(trace.method_id("Main", "step", "(I)V"), worker) == (1, 0, 1)
     assert trace.frames(trace.method_id("Main", "failDeep", "(I)V"), worker) == (1, 0, 1)
-    ends = [row for row in trace.thread_rows if row.get("kind") == "end" and row["index"] == worker]
-    assert len(ends) == 1 and ends[0]["alive_at_exit"] is False
+    assert trace.thread_row(worker)["alive_at_exit"] is False
 
 
 def test_caught_stack_overflow(jdk, program_runs, facts):
@@ -260,6 +269,7 @@ def test_caught_stack_overflow(jdk, program_runs, facts):
     assert starts > 2000  # two dives deeper than 1000 frames each
     assert ends == 0
     assert exits == starts, "every frame the StackOverflowError left records an exceptional exit"
+    assert set(trace.throwable_names(main, dive)) == {"java/lang/StackOverflowError"}
     assert trace.frames(trace.method_id("Main", "afterwards", "(I)I"), main) == (3, 3, 0)
 
 
@@ -299,7 +309,7 @@ def test_program_bundling_its_own_asm(jdk, program_runs, facts):
     main = trace.thread("main")
     # The program's ClassReader is traced like any class; the agent's ASM is not in the trace.
     assert trace.frames(trace.method_id("org/objectweb/asm/ClassReader", "whoAmI", "()Ljava/lang/String;"), main) == (2, 2, 0)
-    classes = {cls for cls, *_rest in trace.methods.values()}
+    classes = {m.class_name for m in trace.methods.values()}
     assert not [c for c in classes if c.startswith("org/objectweb/asm/") and c != "org/objectweb/asm/ClassReader"]
     assert not [c for c in classes if c.startswith("jbgui/")]
 
