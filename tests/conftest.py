@@ -19,7 +19,7 @@ import re
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -44,6 +44,8 @@ class Jdk:
     home: Path
     release: int
     version: str
+    # Test id: "jdk17", or "jdk17-<dir name>" when two JDKs of one release are installed.
+    id: str = ""
 
     @property
     def java(self) -> str:
@@ -52,10 +54,6 @@ class Jdk:
     @property
     def javac(self) -> str:
         return str(self.home / "bin" / "javac")
-
-    @property
-    def id(self) -> str:
-        return f"jdk{self.release}"
 
 
 def _read_jdk(home: Path) -> Jdk | None:
@@ -71,7 +69,7 @@ def _read_jdk(home: Path) -> Jdk | None:
     feature = version.split(".")[0]
     if feature == "1":  # 1.8.0_x
         feature = version.split(".")[1]
-    return Jdk(home=home, release=int(feature), version=version)
+    return Jdk(home=home, release=int(feature), version=version, id=f"jdk{feature}")
 
 
 def default_jdk_home() -> Path | None:
@@ -96,7 +94,11 @@ def find_jdks() -> list[Jdk]:
         jdk = _read_jdk(home)
         if jdk is not None and jdk.release >= OLDEST_SUPPORTED_RELEASE and jdk.home not in found:
             found[jdk.home] = jdk
-    return list(found.values())
+    jdks = list(found.values())
+    releases = [j.release for j in jdks]
+    return [
+        replace(j, id=f"jdk{j.release}-{j.home.name}") if releases.count(j.release) > 1 else j for j in jdks
+    ]
 
 
 JDKS = find_jdks()
@@ -273,7 +275,7 @@ def record_command(agent_jar) -> Callable[..., JavaRun]:
     trace to ``out`` (default ``cwd/trace``).
     """
 
-    def run(jdk: Jdk, java_args: Sequence[str], cwd: Path, *, jvm_args: Sequence[str] = (), out: Path | str | None = None,
+    def run(jdk: Jdk, java_args: Sequence[str], cwd: Path, /, *, jvm_args: Sequence[str] = (), out: Path | str | None = None,
             timeout: float = RUN_TIMEOUT_S, **options: object) -> JavaRun:
         out = Path(out) if out is not None else cwd / "trace"
         agent = agent_argument(agent_jar, out, options)
@@ -292,7 +294,7 @@ def record(compile_program, record_command, tmp_path_factory) -> Callable[..., J
     working directory).
     """
 
-    def run(program: str | Path, jdk: Jdk, args: Sequence[str] = (), *, jvm_args: Sequence[str] = (),
+    def run(program: str | Path, jdk: Jdk, /, args: Sequence[str] = (), *, jvm_args: Sequence[str] = (),
             **options: object) -> JavaRun:
         classes = compile_program(program, jdk)
         cwd = tmp_path_factory.mktemp("rec")
@@ -323,7 +325,7 @@ def program_runs(record, untraced_run) -> Callable[..., tuple[JavaRun, JavaRun]]
     """
     cache: dict[tuple, JavaRun] = {}
 
-    def runs(program: str | Path, jdk: Jdk, args: Sequence[str] = (), **options: object) -> tuple[JavaRun, JavaRun]:
+    def runs(program: str | Path, jdk: Jdk, /, args: Sequence[str] = (), **options: object) -> tuple[JavaRun, JavaRun]:
         key = (str(program), jdk.id, tuple(args), tuple(sorted(options.items())))
         if key not in cache:
             cache[key] = record(program, jdk, args, **options)

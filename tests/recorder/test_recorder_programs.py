@@ -148,7 +148,7 @@ def test_finally_blocks(jdk, program_runs, facts):
     assert trace.frames(trace.method_id("Main", "resources", "(Z)V"), main) == (2, 0, 2)
 
 
-def test_switches_run_every_block(jdk, program_runs, facts):
+def test_switches_run_every_block(jdk, program_runs, facts, compile_program):
     _, traced = program_runs("switches", jdk)
     trace = facts(traced.trace_dir)
     main = trace.thread("main")
@@ -168,8 +168,10 @@ def test_switches_run_every_block(jdk, program_runs, facts):
         assert trace.frames(trace.method_id("Main", name, desc), main) == (5, 5, 0)
     for name in ("onEnum", "expression"):
         assert trace.frames(trace.method_id("Main", name, "(LMain$Color;)Ljava/lang/String;"), main) == (4, 4, 0)
-    # The enum switch goes through javac's synthetic switch-map class, initialized once.
-    assert trace.frames(trace.method_id("Main$1", "<clinit>", "()V"), main) == (1, 1, 0)
+    # JDK 17's javac sends the enum switch through a synthetic switch-map class, initialized once
+    # (JDK 21+ switches on ordinal() directly when the enum is in the same compilation unit).
+    if (compile_program("switches", jdk) / "Main$1.class").exists():
+        assert trace.frames(trace.method_id("Main$1", "<clinit>", "()V"), main) == (1, 1, 0)
 
 
 def test_records(jdk, program_runs, facts):
