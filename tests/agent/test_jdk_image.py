@@ -28,7 +28,7 @@ def check_image(jdk, agent_jar: Path, tmp: Path, bba: str) -> None:
     def shard(i: int):
         out = tmp / f"trace{i}"
         cmd = [jdk.java, "-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
-               "--add-modules", "ALL-SYSTEM", f"-javaagent:{agent_jar}=out={out},record=off,bba={bba}",
+               "--add-modules", "ALL-SYSTEM", f"-javaagent:{agent_jar}=out={out},record=off,cache=off,bba={bba}",
                "-cp", str(classes), "ImageCheck", str(i), str(SHARDS)]
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
         return out, result

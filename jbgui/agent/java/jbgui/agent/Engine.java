@@ -3,8 +3,6 @@ package jbgui.agent;
 import java.io.File;
 import java.io.IOException;
 import java.lang.instrument.Instrumentation;
-import java.lang.module.ModuleFinder;
-import java.lang.module.ModuleReference;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -58,9 +56,14 @@ public final class Engine {
         TraceWriter.start(options.out, options.toJson(), jvmJson(), options.mode == 1, Config.maxBufferedBytes,
                 options.clockMicros);
 
+        // The boot layer's configuration is already built; ModuleFinder.ofSystem() would read the
+        // runtime image again (and load many classes the agent would have to retransform).
         Set<String> systemModules = new HashSet<>();
-        for (ModuleReference ref : ModuleFinder.ofSystem().findAll()) {
-            systemModules.add(ref.descriptor().name());
+        for (java.lang.module.ResolvedModule m : ModuleLayer.boot().configuration().modules()) {
+            java.util.Optional<java.net.URI> where = m.reference().location();
+            if (where.isPresent() && "jrt".equals(where.get().getScheme())) {
+                systemModules.add(m.name());
+            }
         }
         Transformer transformer = new Transformer(inst, options, runtime, Engine.class.getClassLoader(),
                 Collections.unmodifiableSet(systemModules));
@@ -70,7 +73,8 @@ public final class Engine {
         retransformLoaded(inst, transformer);
         TraceWriter.log("info: retransformed " + transformer.preloadedCount + " classes loaded before the agent in "
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
-                + " ms); agent start-up " + (System.nanoTime() - startNanos) / 1_000_000 + " ms");
+                + " ms: " + jbgui.instr.ClassInstrumenter.phaseSummary() + "); agent start-up "
+                + (System.nanoTime() - startNanos) / 1_000_000 + " ms");
         registerShutdownHook();
         Tracer.setActive(options.record);
     }
@@ -112,6 +116,31 @@ public final class Engine {
             }
         }
         transformer.preloadedCount = todo.size();
+        // Two threads: the transformer's work (parsing, probing, writing class files) runs in the
+        // thread that asks for the retransformation, so the second core shortens start-up.
+        final List<Class<?>> second = new ArrayList<>();
+        List<Class<?>> first = new ArrayList<>();
+        for (int i = 0; i < todo.size(); i++) {
+            (i % 2 == 0 ? first : second).add(todo.get(i));
+        }
+        Thread helper = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                retransformBatches(inst, transformer, second);
+            }
+        }, "jbgui-retransform");
+        helper.setDaemon(true);
+        jbgui.runtime.ThreadRegistry.ignore(helper);
+        helper.start();
+        retransformBatches(inst, transformer, first);
+        try {
+            helper.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void retransformBatches(Instrumentation inst, Transformer transformer, List<Class<?>> todo) {
         final int batch = 64;
         for (int i = 0; i < todo.size(); i += batch) {
             List<Class<?>> part = todo.subList(i, Math.min(todo.size(), i + batch));
@@ -158,7 +187,7 @@ public final class Engine {
         String command = System.getProperty("sun.java.command", "");
         return "{\"java_version\": " + Json.quote(System.getProperty("java.version")) + ", \"vm_name\": "
                 + Json.quote(System.getProperty("java.vm.name")) + ", \"java_home\": "
-                + Json.quote(System.getProperty("java.home")) + ", \"pid\": " + ProcessHandle.current().pid()
+                + Json.quote(System.getProperty("java.home")) + ", \"pid\": " + Config.pid()
                 + ", \"command\": " + Json.quote(command) + ", \"cwd\": " + Json.quote(System.getProperty("user.dir"))
                 + "}";
     }

@@ -23,7 +23,7 @@ final class Options {
     static final List<String> EVENT_NAMES = Arrays.asList(
             "class_load", "method_start", "method_end", "basic_block", "receiver_type", "exception_exit");
     private static final List<String> KEYS = Arrays.asList(
-            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record");
+            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record", "cache");
 
     File out;
     boolean outGiven;
@@ -40,7 +40,20 @@ final class Options {
     boolean instructions = false;
     /** off: instrument exactly as configured but record no events (checking, measuring probe cost). */
     boolean record = true;
+    /** Where instrumented JDK classes are kept between runs; null: not kept. */
+    File cacheDir = defaultCacheDir();
     int clockMicros = 1000;
+
+    /** $JBGUI_CACHE/classes, else $XDG_CACHE_HOME/jbgui/classes, else ~/.cache/jbgui/classes. */
+    private static File defaultCacheDir() {
+        String env = System.getenv("JBGUI_CACHE");
+        if (env != null && !env.isEmpty()) {
+            return new File(env, "classes");
+        }
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        File base = xdg != null && !xdg.isEmpty() ? new File(xdg) : new File(System.getProperty("user.home"), ".cache");
+        return new File(new File(base, "jbgui"), "classes");
+    }
 
     static Options parse(String args) {
         Options o = new Options();
@@ -58,7 +71,7 @@ final class Options {
         }
         if (o.out == null) {
             String stamp = new SimpleDateFormat("yyyyMMdd-HHmmss").format(new Date());
-            o.out = new File("jbgui-trace-" + stamp + "-" + ProcessHandle.current().pid()).getAbsoluteFile();
+            o.out = new File("jbgui-trace-" + stamp + "-" + jbgui.runtime.Config.pid()).getAbsoluteFile();
         }
         return o;
     }
@@ -71,6 +84,7 @@ final class Options {
             case "jdk": jdk = onOff(key, value); break;
             case "instructions": instructions = onOff(key, value); break;
             case "record": record = onOff(key, value); break;
+            case "cache": cacheDir = value.equals("off") ? null : new File(value).getAbsoluteFile(); break;
             case "level":
                 if (!value.equals("block") && !value.equals("method")) {
                     throw new AgentError("level must be 'block' or 'method', not '" + value + "'");
@@ -152,7 +166,7 @@ final class Options {
             if (l.isEmpty()) {
                 continue;
             }
-            String[] words = l.split("\\s+", 2);
+            String[] words = splitWord(l);
             if (words[0].equals("event") && words.length == 2) {
                 if (!EVENT_NAMES.contains(words[1])) {
                     throw new AgentError(path + ":" + n + ": unknown event '" + words[1] + "' (known: "
@@ -182,12 +196,24 @@ final class Options {
                 continue;
             }
             int eq = l.indexOf('=');
-            String[] kv = eq >= 0 ? new String[] {l.substring(0, eq), l.substring(eq + 1)} : l.split("\\s+", 2);
+            String[] kv = eq >= 0 ? new String[] {l.substring(0, eq), l.substring(eq + 1)} : splitWord(l);
             if (kv.length != 2) {
                 throw new AgentError(path + ":" + n + ": expected 'key=value', got '" + l + "'");
             }
             set(kv[0].trim(), kv[1].trim());
         }
+    }
+
+    /** "key rest of line" → {key, rest}; a regex would load java.util.regex before the program starts. */
+    private static String[] splitWord(String line) {
+        int i = 0;
+        while (i < line.length() && !Character.isWhitespace(line.charAt(i))) {
+            i++;
+        }
+        if (i == line.length()) {
+            return new String[] {line};
+        }
+        return new String[] {line.substring(0, i), line.substring(i).trim()};
     }
 
     boolean selected(String event) {
@@ -204,6 +230,7 @@ final class Options {
         s.append(", \"jdk\": ").append(jdk);
         s.append(", \"instructions\": ").append(instructions);
         s.append(", \"record\": ").append(record);
+        s.append(", \"cache\": ").append(cacheDir == null ? "null" : jbgui.output.Json.quote(cacheDir.getPath()));
         s.append(", \"clock_micros\": ").append(clockMicros);
         s.append(", \"include\": ").append(list(include));
         s.append(", \"exclude\": ").append(list(exclude));

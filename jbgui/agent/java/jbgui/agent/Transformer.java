@@ -43,6 +43,31 @@ final class Transformer implements ClassFileTransformer {
         this.systemModules = systemModules;
         this.instrumenter = new ClassInstrumenter(options.blockLevel, options.precise, options.instructions,
                 options.selected("basic_block"), options.selected("receiver_type"), options.selected("exception_exit"));
+        if (options.cacheDir != null) {
+            instrumenter.setCache(new jbgui.instr.ClassCache(new java.io.File(options.cacheDir, cacheKey(options))));
+        }
+    }
+
+    /**
+     * The cache directory for this agent build, this JDK and the options that shape the
+     * instrumented code: a change to any of them must never reuse an entry.
+     */
+    private static String cacheKey(Options o) {
+        StringBuilder k = new StringBuilder();
+        try {
+            java.io.File engine = new java.io.File(Transformer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            k.append(engine.getAbsolutePath()).append('|').append(engine.length()).append('|').append(engine.lastModified());
+        } catch (Exception e) {
+            k.append(Engine.VERSION);
+        }
+        k.append('|').append(System.getProperty("java.home")).append('|').append(System.getProperty("java.runtime.version"));
+        k.append('|').append(o.blockLevel).append(o.precise).append(o.instructions).append(o.selected("basic_block"))
+                .append(o.selected("receiver_type")).append(o.selected("exception_exit"));
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        byte[] b = k.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        crc.update(b, 0, b.length);
+        String feature = System.getProperty("java.specification.version");
+        return "jdk" + feature + "-" + Long.toHexString(crc.getValue()) + "-" + Integer.toHexString(k.toString().hashCode());
     }
 
     /** Instruments one small class so the engine's classes are loaded before the program runs. */
@@ -153,15 +178,17 @@ final class Transformer implements ClassFileTransformer {
         if (knownIds == null) {
             described.put(classId, result.firstMethodId);
             TraceWriter.staticInfo(result.xml);
-            TraceWriter.classes = ClassRegistry.classCount();
-            TraceWriter.methods = MethodSpace.INSTANCE.used();
-            if (result.instrumented) {
-                TraceWriter.classesInstrumented++;
-            } else {
-                TraceWriter.classesNotInstrumented++;
-            }
-            if (result.exhausted) {
-                TraceWriter.methodIdsExhausted = true;
+            synchronized (this) {
+                TraceWriter.classes = ClassRegistry.classCount();
+                TraceWriter.methods = MethodSpace.INSTANCE.used();
+                if (result.instrumented) {
+                    TraceWriter.classesInstrumented++;
+                } else {
+                    TraceWriter.classesNotInstrumented++;
+                }
+                if (result.exhausted) {
+                    TraceWriter.methodIdsExhausted = true;
+                }
             }
         }
         for (String warning : result.warnings) {

@@ -19,7 +19,8 @@ public final class AsmSupport {
     private static int maxMajor() {
         int max = 52;
         for (Field f : Opcodes.class.getFields()) {
-            if (f.getName().matches("V\\d+(_\\d+)?") && f.getType() == int.class) {
+            String n = f.getName();
+            if (n.length() > 1 && n.charAt(0) == 'V' && Character.isDigit(n.charAt(1)) && f.getType() == int.class) {
                 try {
                     max = Math.max(max, f.getInt(null) & 0xFFFF);
                 } catch (IllegalAccessException e) {

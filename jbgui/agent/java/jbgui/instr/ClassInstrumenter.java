@@ -65,8 +65,123 @@ public final class ClassInstrumenter {
         boolean[] uninitialized;
     }
 
+    /** Nanoseconds spent per phase (read, analyse, probe, write, describe), for agent.log. */
+    public static final java.util.concurrent.atomic.AtomicLongArray PHASE_NANOS = new java.util.concurrent.atomic.AtomicLongArray(5);
+
+    public static String phaseSummary() {
+        String[] names = {"read", "analyse", "probe", "write", "describe"};
+        StringBuilder s = new StringBuilder();
+        for (int i = 0; i < names.length; i++) {
+            s.append(i == 0 ? "" : ", ").append(names[i]).append(' ').append(PHASE_NANOS.get(i) / 1_000_000).append(" ms");
+        }
+        return s.toString();
+    }
+
+    /** What {@link #core} produced: the result, and what describing the class needs. */
+    private static final class Core {
+        InstrumentResult result;
+        ClassNode cn;
+        List<MethodFacts> facts;
+        boolean describeOnly;
+    }
+
+    private ClassCache cache;
+
+    /** Keep instrumented JDK classes on disk between runs (null: never). */
+    public void setCache(ClassCache cache) {
+        this.cache = cache;
+    }
+
     public InstrumentResult instrument(byte[] original, ClassPlan plan, MethodIds ids) {
+        if (plan.mode == ClassPlan.Mode.TRACE && plan.classId >= 0) {
+            InstrumentResult relocated = instrumentRelocatable(original, plan, ids);
+            if (relocated != null) {
+                return relocated;
+            }
+        }
+        Core c = core(original, plan, ids);
+        final ClassNode described = c.cn;
+        final List<MethodFacts> describedFacts = c.facts;
+        final boolean describedOnly = c.describeOnly;
+        final InstrumentResult result = c.result;
+        result.xml = new Object() {
+            @Override
+            public String toString() {
+                long t3 = System.nanoTime();
+                String xml = describe(described, plan, describedFacts, result, describedOnly);
+                PHASE_NANOS.addAndGet(4, System.nanoTime() - t3);
+                return xml;
+            }
+        };
+        return result;
+    }
+
+    /**
+     * Instruments with ids relative to 1 (or takes that result from the cache), then relocates it
+     * to the ids this run assigns. Null when the class cannot be relocated (the caller then
+     * instruments it directly).
+     */
+    private InstrumentResult instrumentRelocatable(byte[] original, ClassPlan plan, MethodIds ids) {
+        final boolean cacheable = cache != null && plan.jdk;
+        CachedClass c = cacheable ? cache.load(plan.name, original) : null;
+        final boolean fresh = c == null;
+        if (c == null) {
+            c = relative(original, plan);
+            if (c == null) {
+                return null;
+            }
+        }
+        final int base = ids.allocate(c.idCount);
+        if (base < 0) {
+            return null;
+        }
+        final CachedClass cc = c;
         InstrumentResult result = new InstrumentResult();
+        result.bytes = c.relocate(base);
+        result.instrumented = true;
+        result.firstMethodId = base;
+        result.warnings.addAll(c.warnings);
+        result.xml = new jbgui.output.XmlFragment() {
+            @Override
+            public void writeTo(java.io.OutputStream out) throws java.io.IOException {
+                long t3 = System.nanoTime();
+                cc.writeTo(out, plan, base, status(plan, true, false));
+                if (cacheable && fresh) {
+                    cache.store(plan.name, original, cc);
+                }
+                PHASE_NANOS.addAndGet(4, System.nanoTime() - t3);
+            }
+        };
+        return result;
+    }
+
+    private CachedClass relative(byte[] original, ClassPlan plan) {
+        MethodIds scratch = new MethodIds(true);
+        final Core core = core(original, plan, scratch);
+        if (core.result.bytes == null || !core.result.instrumented) {
+            return null;
+        }
+        CachedClass c = new CachedClass();
+        c.bytes = core.result.bytes;
+        c.idCount = scratch.used();
+        c.instrumented = true;
+        c.warnings.addAll(core.result.warnings);
+        c.classAttributes = classAttributes(core.cn);
+        if (!c.locateConstants(original)) {
+            return null;
+        }
+        c.source = new CachedClass.TemplateSource() {
+            @Override
+            public String template() {
+                return body(core.cn, core.facts, true, false, false, true);
+            }
+        };
+        return c;
+    }
+
+    private Core core(byte[] original, ClassPlan plan, MethodIds ids) {
+        InstrumentResult result = new InstrumentResult();
+        long t0 = System.nanoTime();
         int major = AsmSupport.major(original);
         byte[] readable = AsmSupport.readable(original);
         boolean describeOnly = plan.mode == ClassPlan.Mode.DESCRIBE;
@@ -79,7 +194,11 @@ public final class ClassInstrumenter {
             cr.accept(cn, describeOnly ? ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES
                     : ClassReader.EXPAND_FRAMES);
             cn.version = (cn.version & 0xFFFF0000) | major;
+            long t1 = System.nanoTime();
+            PHASE_NANOS.addAndGet(0, t1 - t0);
             List<MethodFacts> current = analyze(cn, cr, readable, plan, result);
+            t0 = System.nanoTime();
+            PHASE_NANOS.addAndGet(1, t0 - t1);
             if (facts == null) {
                 int first = allocate(current, ids);
                 if (first < 0) {
@@ -110,10 +229,14 @@ public final class ClassInstrumenter {
                 }
                 probe(cn, plan, f, result);
             }
+            long t2 = System.nanoTime();
+            PHASE_NANOS.addAndGet(2, t2 - t0);
             try {
                 ClassWriter cw = new ClassWriter(cr, 0);
                 cn.accept(cw);
                 result.bytes = cw.toByteArray();
+                t0 = System.nanoTime();
+                PHASE_NANOS.addAndGet(3, t0 - t2);
                 break;
             } catch (MethodTooLargeException e) {
                 String key = e.getMethodName() + e.getDescriptor();
@@ -131,8 +254,12 @@ public final class ClassInstrumenter {
             }
         }
         result.instrumented = result.bytes != null && plan.mode == ClassPlan.Mode.TRACE;
-        result.xml = describe(cn, plan, facts, result, describeOnly);
-        return result;
+        Core c = new Core();
+        c.result = result;
+        c.cn = cn;
+        c.facts = facts;
+        c.describeOnly = describeOnly;
+        return c;
     }
 
     private List<MethodFacts> analyze(ClassNode cn, ClassReader cr, byte[] bytes, ClassPlan plan, InstrumentResult result) {
@@ -194,7 +321,7 @@ public final class ClassInstrumenter {
         boolean isCtor = "<init>".equals(mn.name);
         if (isCtor && exceptionExitEvents) {
             try {
-                f.uninitialized = CtorInit.uninitialized(cn.name, mn, f.blocks.insns);
+                f.uninitialized = CtorInit.uninitialized(cn.name, mn, f.blocks);
             } catch (Exception e) {
                 result.warnings.add("constructor " + mn.desc + " not analysed (" + e.getMessage()
                         + "): its exceptional exits are not recorded");
@@ -225,7 +352,25 @@ public final class ClassInstrumenter {
     private String describe(ClassNode cn, ClassPlan plan, List<MethodFacts> facts, InstrumentResult result,
                             boolean describeOnly) {
         StringBuilder s = new StringBuilder(4096);
-        s.append("<class id=\"").append(plan.classId).append("\" name=\"").append(Xml.attr(cn.name)).append('"');
+        s.append("<class id=\"").append(plan.classId).append('"').append(classAttributes(cn));
+        s.append(" loader_id=\"").append(plan.loaderId).append("\" loader=\"").append(Xml.attr(plan.loader)).append('"');
+        if (plan.module != null) {
+            s.append(" module=\"").append(Xml.attr(plan.module)).append('"');
+        }
+        s.append(" jdk=\"").append(plan.jdk).append('"');
+        if (plan.preloaded) {
+            s.append(" preloaded=\"true\"");
+        }
+        s.append(status(plan, result.instrumented, result.exhausted)).append(">\n");
+        s.append(body(cn, facts, result.instrumented, result.exhausted, describeOnly, false));
+        s.append("</class>\n");
+        return s.toString();
+    }
+
+    /** The attributes of {@code <class>} that depend only on the class file. */
+    private static String classAttributes(ClassNode cn) {
+        StringBuilder s = new StringBuilder(128);
+        s.append(" name=\"").append(Xml.attr(cn.name)).append('"');
         if (cn.superName != null) {
             s.append(" super=\"").append(Xml.attr(cn.superName)).append('"');
         }
@@ -236,35 +381,53 @@ public final class ClassInstrumenter {
         if (cn.sourceFile != null) {
             s.append(" source_file=\"").append(Xml.attr(cn.sourceFile)).append('"');
         }
-        s.append(" loader_id=\"").append(plan.loaderId).append("\" loader=\"").append(Xml.attr(plan.loader)).append('"');
-        if (plan.module != null) {
-            s.append(" module=\"").append(Xml.attr(plan.module)).append('"');
-        }
-        s.append(" jdk=\"").append(plan.jdk).append('"');
-        if (plan.preloaded) {
-            s.append(" preloaded=\"true\"");
-        }
-        if (result.instrumented) {
-            s.append(" instrumented=\"true\"");
-        } else {
-            String reason = result.exhausted ? "method-id-space-exhausted"
-                    : plan.reason != null ? plan.reason : plan.mode == ClassPlan.Mode.HOOK ? "agent" : "error";
-            s.append(" instrumented=\"false\" reason=\"").append(reason).append('"');
-        }
-        s.append(">\n");
-        for (MethodFacts f : facts) {
-            describeMethod(s, cn, f, result, describeOnly);
-        }
-        s.append("</class>\n");
         return s.toString();
     }
 
-    private void describeMethod(StringBuilder s, ClassNode cn, MethodFacts f, InstrumentResult result, boolean describeOnly) {
+    static String status(ClassPlan plan, boolean instrumented, boolean exhausted) {
+        if (instrumented) {
+            return " instrumented=\"true\"";
+        }
+        String reason = exhausted ? "method-id-space-exhausted"
+                : plan.reason != null ? plan.reason : plan.mode == ClassPlan.Mode.HOOK ? "agent" : "error";
+        return " instrumented=\"false\" reason=\"" + reason + "\"";
+    }
+
+    /** The {@code <method>} elements; with {@code template}, ids are markers for CachedClass.render. */
+    private String body(ClassNode cn, List<MethodFacts> facts, boolean instrumented, boolean exhausted,
+                        boolean describeOnly, boolean template) {
+        StringBuilder s = new StringBuilder(4096);
+        for (MethodFacts f : facts) {
+            describeMethod(s, cn, f, instrumented, exhausted, describeOnly, template);
+        }
+        return s.toString();
+    }
+
+    private static void methodId(StringBuilder s, long id, boolean template) {
+        if (template) {
+            s.append(CachedClass.MARK_METHOD).append(id).append(CachedClass.MARK_END);
+        } else {
+            s.append(id);
+        }
+    }
+
+    private static void blockId(StringBuilder s, long id, boolean template) {
+        if (template) {
+            s.append(CachedClass.MARK_BLOCK).append(id).append(CachedClass.MARK_END);
+        } else {
+            s.append(id);
+        }
+    }
+
+    private void describeMethod(StringBuilder s, ClassNode cn, MethodFacts f, boolean instrumented, boolean exhausted,
+                                boolean describeOnly, boolean template) {
         MethodNode mn = f.node;
         boolean hasCode = mn.instructions.size() > 0 && f.blocks != null;
         s.append(" <method");
-        if (!result.exhausted) {
-            s.append(" id=\"").append(f.id).append('"');
+        if (!exhausted) {
+            s.append(" id=\"");
+            methodId(s, f.id, template);
+            s.append('"');
         }
         s.append(" name=\"").append(Xml.attr(mn.name)).append("\" desc=\"").append(Xml.attr(mn.desc))
                 .append("\" access=\"").append(mn.access).append('"')
@@ -282,7 +445,7 @@ public final class ClassInstrumenter {
         int codeLength = f.offsets == null ? -1 : f.offsets[f.offsets.length - 1];
         s.append(" blocks=\"").append(ba.blockCount()).append("\" block_pages=\"").append(f.pages)
                 .append("\" code_length=\"").append(codeLength).append('"');
-        if (describeOnly || !result.instrumented) {
+        if (describeOnly || !instrumented) {
             s.append(" instrumented=\"false\"");
         } else {
             s.append(" instrumented=\"").append(f.status).append('"');
@@ -293,18 +456,20 @@ public final class ClassInstrumenter {
         s.append(">\n");
         int[] lines = lineOfEach(mn, ba);
         for (int b = 0; b < ba.blockCount(); b++) {
-            describeBlock(s, cn, f, b, lines);
+            describeBlock(s, cn, f, b, lines, template);
         }
         s.append(" </method>\n");
     }
 
-    private void describeBlock(StringBuilder s, ClassNode cn, MethodFacts f, int b, int[] lines) {
+    private void describeBlock(StringBuilder s, ClassNode cn, MethodFacts f, int b, int[] lines, boolean template) {
         BlockAnalysis ba = f.blocks;
         int from = ba.blockStarts[b];
         int to = ba.blockEnd(b);
         int page = f.id + b / EventLayout.BLOCKS_PER_PAGE;
         long blockId = ((long) page << EventLayout.METHOD_SHIFT) | (b % EventLayout.BLOCKS_PER_PAGE);
-        s.append("  <basic_block id=\"").append(blockId).append("\" index=\"").append(b).append('"');
+        s.append("  <basic_block id=\"");
+        blockId(s, blockId, template);
+        s.append("\" index=\"").append(b).append('"');
         if (f.offsets != null) {
             s.append(" start=\"").append(f.offsets[from]).append("\" end=\"").append(f.offsets[to]).append('"');
         }
@@ -374,7 +539,9 @@ public final class ClassInstrumenter {
             int handlerBlock = ba.blockOf[ba.labelIndex.get(tc.handler)];
             int hPage = f.id + handlerBlock / EventLayout.BLOCKS_PER_PAGE;
             long hId = ((long) hPage << EventLayout.METHOD_SHIFT) | (handlerBlock % EventLayout.BLOCKS_PER_PAGE);
-            s.append("    <exception_handler basic_block_id=\"").append(hId).append('"');
+            s.append("    <exception_handler basic_block_id=\"");
+            blockId(s, hId, template);
+            s.append('"');
             if (tc.type != null) {
                 s.append(" type=\"").append(Xml.attr(tc.type)).append('"');
             }

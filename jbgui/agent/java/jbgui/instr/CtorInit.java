@@ -7,6 +7,11 @@ import java.util.List;
 import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.Type;
 import org.objectweb.asm.tree.AbstractInsnNode;
+import org.objectweb.asm.tree.JumpInsnNode;
+import org.objectweb.asm.tree.LabelNode;
+import org.objectweb.asm.tree.LookupSwitchInsnNode;
+import org.objectweb.asm.tree.TableSwitchInsnNode;
+import org.objectweb.asm.tree.TryCatchBlockNode;
 import org.objectweb.asm.tree.MethodInsnNode;
 import org.objectweb.asm.tree.MethodNode;
 import org.objectweb.asm.tree.VarInsnNode;
@@ -26,8 +31,69 @@ import org.objectweb.asm.tree.analysis.SourceValue;
 final class CtorInit {
     private CtorInit() {}
 
-    /** Per index of {@code insns}: true where {@code this} may be uninitialized. */
-    static boolean[] uninitialized(String owner, MethodNode method, AbstractInsnNode[] insns) throws AnalyzerException {
+    /** Per instruction of {@code ba}: true where {@code this} may be uninitialized. */
+    static boolean[] uninitialized(String owner, MethodNode method, BlockAnalysis ba) throws AnalyzerException {
+        boolean[] linear = linear(method, ba);
+        return linear != null ? linear : analyzed(owner, method, ba.insns);
+    }
+
+    /**
+     * The fast path for code as javac lays it out: {@code new}/{@code <init>} pairs nest like
+     * parentheses in code order, so the first {@code invokespecial <init>} not matching an earlier
+     * {@code new} initializes {@code this}, and no jump crosses it. Returns null when the method
+     * does not have that shape (then the data-flow analysis decides).
+     */
+    private static boolean[] linear(MethodNode method, BlockAnalysis ba) {
+        AbstractInsnNode[] insns = ba.insns;
+        int pending = 0;
+        int init = -1;
+        for (int i = 0; i < insns.length && init < 0; i++) {
+            int op = insns[i].getOpcode();
+            if (op == Opcodes.NEW) {
+                pending++;
+            } else if (op == Opcodes.INVOKESPECIAL && "<init>".equals(((MethodInsnNode) insns[i]).name)) {
+                if (pending > 0) {
+                    pending--;
+                } else {
+                    init = i;
+                }
+            }
+        }
+        if (init < 0 || pending != 0) {
+            return null;
+        }
+        for (int i = 0; i < insns.length; i++) {
+            AbstractInsnNode insn = insns[i];
+            List<LabelNode> targets = new ArrayList<>();
+            if (insn instanceof JumpInsnNode) {
+                targets.add(((JumpInsnNode) insn).label);
+            } else if (insn instanceof TableSwitchInsnNode) {
+                targets.add(((TableSwitchInsnNode) insn).dflt);
+                targets.addAll(((TableSwitchInsnNode) insn).labels);
+            } else if (insn instanceof LookupSwitchInsnNode) {
+                targets.add(((LookupSwitchInsnNode) insn).dflt);
+                targets.addAll(((LookupSwitchInsnNode) insn).labels);
+            }
+            for (LabelNode target : targets) {
+                int t = ba.labelIndex.get(target);
+                if ((i < init) != (t <= init)) {
+                    return null; // a jump across the initialization
+                }
+            }
+        }
+        for (TryCatchBlockNode tc : method.tryCatchBlocks) {
+            if (ba.labelIndex.get(tc.start) <= init) {
+                return null;
+            }
+        }
+        boolean[] result = new boolean[insns.length];
+        for (int i = 0; i <= init; i++) {
+            result[i] = true;
+        }
+        return result;
+    }
+
+    private static boolean[] analyzed(String owner, MethodNode method, AbstractInsnNode[] insns) throws AnalyzerException {
         int size = method.instructions.size();
         List<List<Integer>> successors = new ArrayList<>(size);
         for (int i = 0; i < size; i++) {

@@ -7,8 +7,11 @@ import java.util.List;
 public final class InstrumentResult {
     /** The new class file, or null to leave the class as it was. */
     public byte[] bytes;
-    /** One complete {@code <class>} element for static.xml. */
-    public String xml;
+    /**
+     * One complete {@code <class>} element for static.xml, produced by its {@code toString()}:
+     * the writer thread calls it, so describing a class costs the program's threads nothing.
+     */
+    public Object xml;
     public boolean instrumented;
     public boolean exhausted;
     public int firstMethodId;

@@ -19,7 +19,8 @@ public final class Json {
                 case '\t': b.append("\\t"); break;
                 default:
                     if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
+                        String hex = Integer.toHexString(c);
+                        b.append("\\u").append("0000", hex.length(), 4).append(hex);
                     } else {
                         b.append(c);
                     }

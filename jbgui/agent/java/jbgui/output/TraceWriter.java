@@ -54,9 +54,9 @@ public final class TraceWriter implements Runnable {
 
     private static final class Text {
         final int file;
-        final String text;
+        final Object text;
 
-        Text(int file, String text) {
+        Text(int file, Object text) {
             this.file = file;
             this.text = text;
         }
@@ -96,7 +96,7 @@ public final class TraceWriter implements Runnable {
 
     // Writer-thread state.
     private static final Map<Integer, OutputStream> STREAMS = new HashMap<>();
-    private static Writer staticXml;
+    private static OutputStream staticXml;
     private static Writer threadsJsonl;
     private static Writer agentLog;
     private static OutputStream clockBin;
@@ -125,9 +125,10 @@ public final class TraceWriter implements Runnable {
         startEpochMs = System.currentTimeMillis();
         startNanos = System.nanoTime();
         new File(dir, "events").mkdirs();
-        staticXml = writer("static.xml");
-        staticXml.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<static_information format_version=\""
-                + EventLayout.FORMAT_VERSION + "\" metric_names=\"" + MetricNames.JOINED + "\">\n");
+        staticXml = new BufferedOutputStream(new FileOutputStream(new File(dir, "static.xml")), 1 << 18);
+        staticXml.write(("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<static_information format_version=\""
+                + EventLayout.FORMAT_VERSION + "\" metric_names=\"" + MetricNames.JOINED + "\">\n")
+                .getBytes(StandardCharsets.UTF_8));
         staticXml.flush();
         threadsJsonl = writer("threads.jsonl");
         agentLog = writer("agent.log");
@@ -261,8 +262,11 @@ public final class TraceWriter implements Runnable {
                 + (hidden ? " hidden=\"true\"" : "") + (array ? " array=\"true\"" : "") + "/>\n");
     }
 
-    /** Appends one or more complete {@code <class>} elements to static.xml. */
-    public static void staticInfo(String xml) {
+    /**
+     * Appends one or more complete {@code <class>} elements to static.xml: the object's
+     * {@code toString()}, called on the writer thread.
+     */
+    public static void staticInfo(Object xml) {
         QUEUE.add(new Text(STATIC_XML, xml));
     }
 
@@ -321,8 +325,23 @@ public final class TraceWriter implements Runnable {
             }
         } else if (item instanceof Text) {
             Text t = (Text) item;
-            Writer w = t.file == STATIC_XML ? staticXml : t.file == THREADS ? threadsJsonl : agentLog;
-            w.write(t.text);
+            if (t.file == STATIC_XML) {
+                try {
+                    if (t.text instanceof XmlFragment) {
+                        ((XmlFragment) t.text).writeTo(staticXml);
+                    } else {
+                        staticXml.write(String.valueOf(t.text).getBytes(StandardCharsets.UTF_8));
+                    }
+                } catch (IOException e) {
+                    throw e;
+                } catch (Throwable e) {
+                    // A class that cannot be described must not stop the writer.
+                    agentLog.write("error: static information lost: " + e + "\n");
+                }
+                return;
+            }
+            Writer w = t.file == THREADS ? threadsJsonl : agentLog;
+            w.write(String.valueOf(t.text));
         } else if (item instanceof Clock) {
             writeClock((Clock) item);
         }
@@ -451,7 +470,7 @@ public final class TraceWriter implements Runnable {
             for (OutputStream out : STREAMS.values()) {
                 out.close();
             }
-            staticXml.write("</static_information>\n");
+            staticXml.write("</static_information>\n".getBytes(StandardCharsets.UTF_8));
             staticXml.close();
             threadsJsonl.close();
             agentLog.close();

@@ -20,4 +20,22 @@ public final class Config {
     public static int clockPeriodMicros = 1000;
     /** Bytes of event buffers that may wait for the writer before recording threads block. */
     public static long maxBufferedBytes = 64L << 20;
+
+    private static long pid = -1;
+
+    /**
+     * This JVM's process id, read from /proc/self where there is one: ProcessHandle would start
+     * a thread pool and bootstrap lambdas, hundreds of JDK classes the agent would then have to
+     * retransform.
+     */
+    public static long pid() {
+        if (pid < 0) {
+            try {
+                pid = Long.parseLong(new java.io.File("/proc/self").getCanonicalFile().getName());
+            } catch (java.io.IOException | RuntimeException e) {
+                pid = ProcessHandle.current().pid();
+            }
+        }
+        return pid;
+    }
 }

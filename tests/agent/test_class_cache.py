@@ -1,0 +1,58 @@
+"""Instrumented JDK classes are cached between runs (jbgui.instr.ClassCache): a run served from the
+cache records the same trace as the run that filled it, and its classes still verify."""
+
+import subprocess
+
+import numpy as np
+
+from jbgui.model import TraceDir
+from jbgui.model import tracedir as td
+
+HELLO = """
+public class Hello {
+    public static void main(String[] args) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 3; i++) b.append(i);
+        System.out.println("hello " + b);
+    }
+}
+"""
+
+
+def method_sequence(trace: TraceDir) -> list[str]:
+    """The main thread's method starts as qualified names (ids differ between runs, names do not)."""
+    main = next(t["index"] for t in trace.threads if t.get("name") == "main")
+    words = trace.stream_events(main)
+    starts = words[td.event_types(words) == 1]
+    return [trace.methods[int(m)].qualified for m in td.method_ids(starts)]
+
+
+def test_second_run_from_the_cache_records_the_same_trace(default_jdk, agent_jar, tmp_path):
+    (tmp_path / "Hello.java").write_text(HELLO)
+    subprocess.run([default_jdk.javac, "-d", str(tmp_path), str(tmp_path / "Hello.java")], check=True)
+    cache = tmp_path / "cache"
+    traces = []
+    for run in ("filling", "served"):
+        out = tmp_path / run
+        result = subprocess.run(
+            [default_jdk.java, "-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
+             f"-javaagent:{agent_jar}=out={out},cache={cache}", "-cp", str(tmp_path), "Hello"],
+            capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "hello 012\n"
+        assert result.stderr == ""
+        log = (out / "agent.log").read_text()
+        assert "error" not in log, log
+        traces.append(TraceDir(out))
+        if run == "filling":
+            entries = list(cache.rglob("*.jbc"))
+            assert len(entries) > 300  # the JDK classes hello world needs
+    first, second = traces
+    assert first.complete and second.complete
+    assert method_sequence(first) == method_sequence(second)
+    assert "Hello.main([Ljava/lang/String;)V" in method_sequence(second)
+    # The static information describes the same classes and blocks.
+    assert sorted(c.name for c in first.classes.values()) == sorted(c.name for c in second.classes.values())
+    assert len(first.blocks) == len(second.blocks) > 10000
+    assert np.array_equal(np.bincount(td.event_types(first.stream_events(1)), minlength=4),
+                          np.bincount(td.event_types(second.stream_events(1)), minlength=4))
