@@ -304,6 +304,28 @@ def record(compile_program, record_command, tmp_path_factory) -> Callable[..., J
 
 
 @pytest.fixture(scope="session")
+def start_program(compile_program, agent_jar, tmp_path_factory) -> Callable[..., tuple[subprocess.Popen, Path | None]]:
+    """``start_program(program, jdk, traced=True, **agent_options) -> (process, trace_dir)``.
+
+    Starts the program without waiting for it (stdout and stderr are pipes), in a session of its
+    own so that a test can signal it alone. The caller must wait for or kill the process.
+    """
+
+    def start(program: str | Path, jdk: Jdk, /, traced: bool = True, **options: object):
+        classes = compile_program(program, jdk)
+        cwd = tmp_path_factory.mktemp("started")
+        out = Path(options.pop("out", cwd / "trace")) if traced else None
+        jvm_args = [agent_argument(agent_jar, out, options)] if traced else []
+        process = subprocess.Popen(
+            [jdk.java, *jvm_args, "-cp", str(classes), "Main"], cwd=cwd, env=clean_env(), text=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )
+        return process, out
+
+    return start
+
+
+@pytest.fixture(scope="session")
 def untraced_run(run_untraced) -> Callable[..., JavaRun]:
     """``untraced_run(program, jdk, args=())``: like ``run_untraced``, run once per session."""
     cache: dict[tuple, JavaRun] = {}

@@ -9,6 +9,7 @@ agent's ``EventLayout.java``.
 
 from __future__ import annotations
 
+import struct
 from functools import cached_property
 from pathlib import Path
 
@@ -30,6 +31,11 @@ from jbgui.model.layout import (
     TYPE_SHIFT,
     VALUE_MASK,
 )
+
+
+# The first fields of a chunk header (docs/trace-format.md, "Event stream files"): magic, codec,
+# filter, flags, number of events, payload length.
+CHUNK_HEADER = struct.Struct("<4sBBHII")
 
 
 def exception_exit_word(method_id: int) -> int:
@@ -192,6 +198,26 @@ class TraceFacts:
             starts = words[(words >> TYPE_SHIFT) == TYPE_METHOD_START]
             started.update(np.unique((starts >> METHOD_SHIFT) & MAX_METHOD_ID).tolist())
         return started
+
+    def count_words_chunkwise(self, thread: int, words: list[int]) -> dict[int, int]:
+        """How often each of ``words`` occurs in one thread's stream, decoding one chunk at a
+        time: for traces of billions of events, which do not fit in memory at once."""
+        from jbgui.model.tracedir import decode_payload
+
+        wanted = np.array(words, dtype=np.uint32)
+        counts = np.zeros(len(words), dtype=np.int64)
+        with open(self.trace.stream_path(thread), "rb") as stream:
+            header = stream.read(layout.STREAM_HEADER_SIZE)
+            assert header[:4] == layout.STREAM_MAGIC
+            while True:
+                chunk = stream.read(layout.CHUNK_HEADER_SIZE)
+                if len(chunk) < layout.CHUNK_HEADER_SIZE:
+                    break
+                magic, codec, filt, _flags, count, length = CHUNK_HEADER.unpack_from(chunk)
+                assert magic == layout.CHUNK_MAGIC, f"bad chunk magic at {stream.tell() - len(chunk)}"
+                decoded = decode_payload(stream.read(length), codec, filt, count)
+                counts += (decoded[:, None] == wanted[None, :]).sum(axis=0)
+        return dict(zip(words, counts.tolist()))
 
     def block_events(self) -> int:
         """Block events of all threads."""

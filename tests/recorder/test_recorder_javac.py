@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from jbgui.model import layout
+
 # The flags under which java/util compiles cleanly (no output at all) on JDK 17 and 25.
 JAVAC_FLAGS = ("-implicit:none", "-proc:none", "-XDignore.symbol.file", "-nowarn")
 
@@ -92,10 +94,18 @@ def check_same_compilation(files, untraced, traced, plain_classes, traced_classe
     assert meta["status"] == "complete"
     assert meta["counts"]["lost_events"] == 0
     trace = facts(traced.trace_dir)
-    main = trace.thread("main")
+    # The thread table accounts for every event, and the streams hold them in event_bytes bytes.
+    assert sum(row.get("events") or 0 for row in trace.thread_rows) == meta["counts"]["events"]
+    stream_bytes = sum(p.stat().st_size for p in (traced.trace_dir / "events").glob("*.jbt"))
+    assert meta["counts"]["event_bytes"] <= stream_bytes
     # javac's Main.main ends in System.exit(compile(args)): compile returns, main never does.
+    # Counted chunk by chunk: the main thread's stream may hold billions of events.
+    main = trace.thread("main")
     compile_ = trace.method_id("com/sun/tools/javac/Main", "compile", "([Ljava/lang/String;)I")
-    assert trace.frames(compile_, main) == (1, 1, 0)
+    javac_main = trace.method_id("com/sun/tools/javac/Main", "main", "([Ljava/lang/String;)V")
+    words = [layout.method_start(compile_), layout.method_end(compile_), layout.method_start(javac_main),
+             layout.method_end(javac_main)]
+    assert trace.count_words_chunkwise(main, words) == dict(zip(words, [1, 1, 1, 0]))
     return meta
 
 
