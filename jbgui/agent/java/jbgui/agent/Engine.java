@@ -140,22 +140,24 @@ public final class Engine {
         }
     }
 
+    /**
+     * Retransforms the classes in one call (each call is a VM operation: a safepoint and a pass
+     * over compiled code), halving the list when a call fails to find the class that fails.
+     */
     private static void retransformBatches(Instrumentation inst, Transformer transformer, List<Class<?>> todo) {
-        final int batch = 64;
-        for (int i = 0; i < todo.size(); i += batch) {
-            List<Class<?>> part = todo.subList(i, Math.min(todo.size(), i + batch));
-            try {
-                inst.retransformClasses(part.toArray(new Class<?>[0]));
-            } catch (Throwable e) {
-                // One bad class fails the whole batch: redo it one by one to find it.
-                for (Class<?> c : part) {
-                    try {
-                        inst.retransformClasses(c);
-                    } catch (Throwable single) {
-                        transformer.retransformFailed(c, single);
-                    }
-                }
+        if (todo.isEmpty()) {
+            return;
+        }
+        try {
+            inst.retransformClasses(todo.toArray(new Class<?>[0]));
+        } catch (Throwable e) {
+            if (todo.size() == 1) {
+                transformer.retransformFailed(todo.get(0), e);
+                return;
             }
+            int half = todo.size() / 2;
+            retransformBatches(inst, transformer, new ArrayList<>(todo.subList(0, half)));
+            retransformBatches(inst, transformer, new ArrayList<>(todo.subList(half, todo.size())));
         }
     }
 
