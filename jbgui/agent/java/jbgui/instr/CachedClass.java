@@ -1,6 +1,5 @@
 package jbgui.instr;
 
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -190,81 +189,92 @@ final class CachedClass {
 
     // ------------------------------------------------------------------ on disk
 
-    private static final int MAGIC = 0x4A424344; // "JBCD": version 2, pre-split template
+    private static final int MAGIC = 0x4A424345; // "JBCE": version 3, bulk layout
 
+    /**
+     * One entry: a fixed header, then every array as one block of bytes, so that reading it back
+     * is a handful of bulk copies (start-up reads a thousand of these, mostly in interpreted code).
+     */
     void write(DataOutputStream out) throws IOException {
-        out.writeInt(MAGIC);
-        out.writeInt(bytes.length);
-        out.write(bytes);
-        out.writeInt(offsets.length);
-        for (int i = 0; i < offsets.length; i++) {
-            out.writeInt(offsets[i]);
-            out.writeBoolean(extendedWord[i]);
-        }
-        out.writeInt(idCount);
-        out.writeBoolean(instrumented);
-        out.writeInt(warnings.size());
-        for (String w : warnings) {
-            out.writeUTF(w);
-        }
-        writeLong(out, classAttributes);
         ensureTemplate();
-        out.writeInt(parts.length);
+        byte[] attrs = classAttributes.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        StringBuilder w = new StringBuilder();
+        for (String warning : warnings) {
+            w.append(warning).append('\n');
+        }
+        byte[] warn = w.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int textLength = 0;
         for (byte[] p : parts) {
-            out.writeInt(p.length);
-            out.write(p);
+            textLength += p.length;
         }
-        out.write(kinds);
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(64 + bytes.length + 5 * offsets.length + attrs.length
+                + warn.length + textLength + 4 * parts.length + 9 * values.length);
+        b.putInt(MAGIC).putInt(bytes.length).putInt(offsets.length).putInt(idCount).putInt(attrs.length)
+                .putInt(warn.length).putInt(parts.length).putInt(textLength);
+        b.put(bytes);
+        for (int o : offsets) {
+            b.putInt(o);
+        }
+        for (boolean e : extendedWord) {
+            b.put((byte) (e ? 1 : 0));
+        }
+        b.put(attrs).put(warn);
+        for (byte[] p : parts) {
+            b.putInt(p.length);
+        }
+        for (byte[] p : parts) {
+            b.put(p);
+        }
+        b.put(kinds);
         for (long v : values) {
-            out.writeLong(v);
+            b.putLong(v);
         }
+        out.write(b.array(), 0, b.position());
     }
 
-    static CachedClass read(DataInputStream in) throws IOException {
-        if (in.readInt() != MAGIC) {
+    static CachedClass read(byte[] data) throws IOException {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(data);
+        if (b.getInt() != MAGIC) {
             throw new IOException("not a cached class");
         }
         CachedClass c = new CachedClass();
-        c.bytes = new byte[in.readInt()];
-        in.readFully(c.bytes);
-        int n = in.readInt();
+        c.bytes = new byte[b.getInt()];
+        int n = b.getInt();
+        c.idCount = b.getInt();
+        byte[] attrs = new byte[b.getInt()];
+        byte[] warn = new byte[b.getInt()];
+        c.parts = new byte[b.getInt()][];
+        byte[] text = new byte[b.getInt()];
+        b.get(c.bytes);
         c.offsets = new int[n];
+        b.asIntBuffer().get(c.offsets);
+        b.position(b.position() + 4 * n);
         c.extendedWord = new boolean[n];
         for (int i = 0; i < n; i++) {
-            c.offsets[i] = in.readInt();
-            c.extendedWord[i] = in.readBoolean();
+            c.extendedWord[i] = b.get() != 0;
         }
-        c.idCount = in.readInt();
-        c.instrumented = in.readBoolean();
-        int w = in.readInt();
-        for (int i = 0; i < w; i++) {
-            c.warnings.add(in.readUTF());
+        b.get(attrs).get(warn);
+        c.classAttributes = new String(attrs, java.nio.charset.StandardCharsets.UTF_8);
+        for (String warning : new String(warn, java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+            if (!warning.isEmpty()) {
+                c.warnings.add(warning);
+            }
         }
-        c.classAttributes = readLong(in);
-        c.parts = new byte[in.readInt()][];
-        for (int i = 0; i < c.parts.length; i++) {
-            c.parts[i] = new byte[in.readInt()];
-            in.readFully(c.parts[i]);
+        int[] lengths = new int[c.parts.length];
+        b.asIntBuffer().get(lengths);
+        b.position(b.position() + 4 * lengths.length);
+        b.get(text);
+        int at = 0;
+        for (int i = 0; i < lengths.length; i++) {
+            c.parts[i] = java.util.Arrays.copyOfRange(text, at, at + lengths[i]);
+            at += lengths[i];
         }
         c.kinds = new byte[c.parts.length - 1];
-        in.readFully(c.kinds);
+        b.get(c.kinds);
         c.values = new long[c.kinds.length];
-        for (int i = 0; i < c.values.length; i++) {
-            c.values[i] = in.readLong();
-        }
+        b.asLongBuffer().get(c.values);
+        c.instrumented = true;
         return c;
     }
 
-    /** Strings longer than writeUTF's 64 KiB: length-prefixed UTF-8. */
-    private static void writeLong(DataOutputStream out, String s) throws IOException {
-        byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        out.writeInt(b.length);
-        out.write(b);
-    }
-
-    private static String readLong(DataInputStream in) throws IOException {
-        byte[] b = new byte[in.readInt()];
-        in.readFully(b);
-        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
-    }
 }

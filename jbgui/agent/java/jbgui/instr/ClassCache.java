@@ -1,11 +1,8 @@
 package jbgui.instr;
 
-import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.File;
-import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.util.zip.CRC32;
@@ -47,8 +44,8 @@ public final class ClassCache {
         if (!f.isFile()) {
             return null;
         }
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(new FileInputStream(f), 1 << 16))) {
-            return CachedClass.read(in);
+        try {
+            return CachedClass.read(java.nio.file.Files.readAllBytes(f.toPath()));
         } catch (IOException | RuntimeException e) {
             f.delete();
             return null;

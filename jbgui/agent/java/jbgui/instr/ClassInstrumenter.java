@@ -66,10 +66,10 @@ public final class ClassInstrumenter {
     }
 
     /** Nanoseconds spent per phase (read, analyse, probe, write, describe), for agent.log. */
-    public static final java.util.concurrent.atomic.AtomicLongArray PHASE_NANOS = new java.util.concurrent.atomic.AtomicLongArray(5);
+    public static final java.util.concurrent.atomic.AtomicLongArray PHASE_NANOS = new java.util.concurrent.atomic.AtomicLongArray(6);
 
     public static String phaseSummary() {
-        String[] names = {"read", "analyse", "probe", "write", "describe"};
+        String[] names = {"read", "analyse", "probe", "write", "describe", "cache"};
         StringBuilder s = new StringBuilder();
         for (int i = 0; i < names.length; i++) {
             s.append(i == 0 ? "" : ", ").append(names[i]).append(' ').append(PHASE_NANOS.get(i) / 1_000_000).append(" ms");
@@ -123,7 +123,9 @@ public final class ClassInstrumenter {
      */
     private InstrumentResult instrumentRelocatable(byte[] original, ClassPlan plan, MethodIds ids) {
         final boolean cacheable = cache != null && plan.jdk;
+        long t0 = System.nanoTime();
         CachedClass c = cacheable ? cache.load(plan.name, original) : null;
+        PHASE_NANOS.addAndGet(5, System.nanoTime() - t0);
         final boolean fresh = c == null;
         if (c == null) {
             c = relative(original, plan);
