@@ -3,7 +3,6 @@ package jbgui.agent;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.text.SimpleDateFormat;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -133,8 +132,15 @@ final class Options {
         if (!f.isFile()) {
             throw new AgentError(what + " file not found: " + f.getAbsolutePath());
         }
-        try {
-            return Files.readAllLines(f.toPath(), StandardCharsets.UTF_8);
+        // java.io, not java.nio.file: NIO would leave a per-thread buffer cache on the main thread
+        // that the program's thread exit then cleans up in the trace.
+        try (java.io.BufferedReader in = new java.io.BufferedReader(
+                new java.io.InputStreamReader(new java.io.FileInputStream(f), StandardCharsets.UTF_8))) {
+            List<String> lines = new ArrayList<>();
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                lines.add(line);
+            }
+            return lines;
         } catch (IOException e) {
             throw new AgentError("cannot read " + what + " file " + f.getAbsolutePath() + ": " + e.getMessage());
         }

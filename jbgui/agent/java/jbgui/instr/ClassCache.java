@@ -3,6 +3,7 @@ package jbgui.instr;
 import java.io.BufferedOutputStream;
 import java.io.DataOutputStream;
 import java.io.File;
+import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.util.zip.CRC32;
@@ -44,8 +45,19 @@ public final class ClassCache {
         if (!f.isFile()) {
             return null;
         }
-        try {
-            return CachedClass.read(java.nio.file.Files.readAllBytes(f.toPath()));
+        // FileInputStream, not java.nio.file.Files: NIO keeps a per-thread buffer cache that the
+        // program's thread would later clean up at its exit, in the trace (trace neutrality).
+        try (FileInputStream in = new FileInputStream(f)) {
+            byte[] data = new byte[(int) f.length()];
+            int n = 0;
+            while (n < data.length) {
+                int r = in.read(data, n, data.length - n);
+                if (r < 0) {
+                    throw new IOException("short read");
+                }
+                n += r;
+            }
+            return CachedClass.read(data);
         } catch (IOException | RuntimeException e) {
             f.delete();
             return null;
