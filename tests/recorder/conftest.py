@@ -22,6 +22,7 @@ from jbgui.model.layout import (
     EXT_CLASS_LOAD,
     EXT_EXCEPTION_EXIT,
     EXT_RECEIVER,
+    EXT_THREAD_SWITCH,
     EXT_THROWABLE,
     MAX_METHOD_ID,
     METHOD_SHIFT,
@@ -218,6 +219,17 @@ class TraceFacts:
                 decoded = decode_payload(stream.read(length), codec, filt, count)
                 counts += (decoded[:, None] == wanted[None, :]).sum(axis=0)
         return dict(zip(words, counts.tolist()))
+
+    def shared_by_thread(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mode 1: the shared stream's words without THREAD_SWITCH words, and for each the thread
+        index that the last THREAD_SWITCH before it named."""
+        words = self.trace.shared_stream().events
+        is_switch = ((words >> TYPE_SHIFT) == 0) & ((words >> SUBTYPE_SHIFT) == EXT_THREAD_SWITCH)
+        switch_at = np.flatnonzero(is_switch)
+        assert len(switch_at) and switch_at[0] == 0, "a shared stream starts with a THREAD_SWITCH"
+        # The switch in force at each position: the last switch at or before it.
+        owner = (words[switch_at] & VALUE_MASK)[np.searchsorted(switch_at, np.arange(len(words)), side="right") - 1]
+        return words[~is_switch], owner[~is_switch].astype(np.int64)
 
     def block_events(self) -> int:
         """Block events of all threads."""

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from jbgui.model import layout
 
 PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
 
@@ -330,9 +333,18 @@ def test_method_level_records_no_blocks(jdk, program_runs, facts):
     assert trace.frames(trace.method_id("Main", "recurse", "(II)I"), main) == (7, 3, 4)
 
 
-def test_shared_stream_mode(jdk, program_runs):
+def test_shared_stream_mode(jdk, program_runs, facts):
     untraced, traced = program_runs("multithread", jdk, mode=1)
     assert traced.exit_code == untraced.exit_code and traced.stdout == untraced.stdout
     assert_complete(traced)
     assert (traced.trace_dir / "events" / "shared.jbt").is_file()
     assert not list((traced.trace_dir / "events").glob("T*.jbt"))
+    # One globally ordered stream; THREAD_SWITCH words say whose events follow.
+    trace = facts(traced.trace_dir)
+    words, owners = trace.shared_by_thread()
+    work = trace.method_id("Main", "work", "(I)J")
+    work_threads = owners[words == layout.method_start(work)]
+    assert sorted(work_threads.tolist()) == sorted(trace.thread(f"worker-{i}") for i in range(4))
+    produce = trace.method_id("Main", "produce", "(LMain$Buffer;I)V")
+    assert set(owners[words == layout.method_start(produce)].tolist()) == {trace.thread("producer")}
+    assert int(np.count_nonzero(words == layout.method_start(produce))) == 200
