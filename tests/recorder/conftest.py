@@ -19,9 +19,7 @@ import pytest
 from jbgui.model import layout
 from jbgui.model.layout import (
     BLOCKS_PER_PAGE,
-    EXT_CLASS_LOAD,
     EXT_EXCEPTION_EXIT,
-    EXT_RECEIVER,
     EXT_THREAD_SWITCH,
     EXT_THROWABLE,
     MAX_METHOD_ID,
@@ -32,6 +30,7 @@ from jbgui.model.layout import (
     TYPE_SHIFT,
     VALUE_MASK,
 )
+from jbgui.model.tracedir import TraceDir, decode_payload
 
 
 # The first fields of a chunk header (docs/trace-format.md, "Event stream files"): magic, codec,
@@ -46,14 +45,7 @@ def exception_exit_word(method_id: int) -> int:
 class TraceFacts:
     """Counts and sequences of events in one trace directory."""
 
-    EXT_CLASS_LOAD = EXT_CLASS_LOAD
-    EXT_RECEIVER = EXT_RECEIVER
-    EXT_EXCEPTION_EXIT = EXT_EXCEPTION_EXIT
-    EXT_THROWABLE = EXT_THROWABLE
-
     def __init__(self, path: Path):
-        from jbgui.model.tracedir import TraceDir
-
         self.path = Path(path)
         self.trace = TraceDir(self.path)
         self._events: dict[int, np.ndarray] = {}
@@ -203,8 +195,6 @@ class TraceFacts:
     def count_words_chunkwise(self, thread: int, words: list[int]) -> dict[int, int]:
         """How often each of ``words`` occurs in one thread's stream, decoding one chunk at a
         time: for traces of billions of events, which do not fit in memory at once."""
-        from jbgui.model.tracedir import decode_payload
-
         wanted = np.array(words, dtype=np.uint32)
         counts = np.zeros(len(words), dtype=np.int64)
         with open(self.trace.stream_path(thread), "rb") as stream:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from jbgui.model import layout
+
 # ---------------------------------------------------------------------------------------------
 # Bad options: a clear message and no untraced run.
 
@@ -116,5 +118,5 @@ def test_without_exception_exit_events(jdk, record, untraced_run, facts, tmp_pat
     trace = facts(traced.trace_dir)
     from_facts = trace.frames(trace.method_id("Main", "recurse", "(II)I"), trace.thread("main"))
     assert from_facts == (7, 3, 0)
-    assert trace.count_extended(trace.EXT_EXCEPTION_EXIT) == 0
-    assert trace.count_extended(trace.EXT_THROWABLE) == 0  # comes with EXCEPTION_EXIT only
+    assert trace.count_extended(layout.EXT_EXCEPTION_EXIT) == 0
+    assert trace.count_extended(layout.EXT_THROWABLE) == 0  # comes with EXCEPTION_EXIT only
