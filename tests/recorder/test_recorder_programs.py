@@ -273,8 +273,12 @@ def test_caught_stack_overflow(jdk, program_runs, facts):
     starts, ends, exits = trace.frames(dive, main)
     assert starts > 2000  # two dives deeper than 1000 frames each
     assert ends == 0
-    assert exits == starts, "every frame the StackOverflowError left records an exceptional exit"
-    assert set(trace.throwable_names(main, dive)) == {"java/lang/StackOverflowError"}
+    # Every frame the StackOverflowError left records an exceptional exit, except at the overflow
+    # point itself, where no stack is left to call the recorder (docs/trace-format.md): at most a
+    # few frames per overflow, and the program's exception is rethrown unchanged all the same.
+    assert 0 <= starts - exits <= 2 * 8, (starts, exits)
+    # The class id may be 0 ("unknown") for the same reason; every known one is the SOE.
+    assert set(trace.throwable_names(main, dive)) - {None} == {"java/lang/StackOverflowError"}
     assert trace.frames(trace.method_id("Main", "afterwards", "(I)I"), main) == (3, 3, 0)
 
 

@@ -56,9 +56,12 @@ final class CachedClass {
         }
         String t = source.template();
         source = null;
+        // No boxing here: Long.valueOf may load Long$LongCache, whose transformation would come
+        // back to this code on the same thread (ClassCircularityError on JDK 25).
         List<byte[]> p = new ArrayList<>();
-        List<Long> v = new ArrayList<>();
+        long[] v = new long[16];
         StringBuilder k = new StringBuilder();
+        int count = 0;
         int i = 0;
         while (true) {
             int m = nextMark(t, i);
@@ -68,15 +71,17 @@ final class CachedClass {
             }
             int end = t.indexOf(MARK_END, m);
             k.append(t.charAt(m));
-            v.add(Long.parseLong(t.substring(m + 1, end)));
+            if (count == v.length) {
+                v = java.util.Arrays.copyOf(v, count * 2);
+            }
+            v[count++] = Long.parseLong(t.substring(m + 1, end));
             i = end + 1;
         }
         parts = p.toArray(new byte[0][]);
-        kinds = new byte[v.size()];
-        values = new long[v.size()];
-        for (int j = 0; j < values.length; j++) {
+        kinds = new byte[count];
+        values = java.util.Arrays.copyOf(v, count);
+        for (int j = 0; j < count; j++) {
             kinds[j] = (byte) k.charAt(j);
-            values[j] = v.get(j);
         }
     }
 

@@ -62,7 +62,6 @@ public final class ClassInstrumenter {
         int pages;
         String status = "true";
         String reason;
-        boolean[] uninitialized;
     }
 
     /** Nanoseconds spent per phase (read, analyse, probe, write, describe), for agent.log. */
@@ -320,20 +319,43 @@ public final class ClassInstrumenter {
             f.reason = "intrinsic";
             return;
         }
-        boolean isCtor = "<init>".equals(mn.name);
-        if (isCtor && exceptionExitEvents) {
-            try {
-                f.uninitialized = CtorInit.uninitialized(cn.name, mn, f.blocks);
-            } catch (Exception e) {
-                result.warnings.add("constructor " + mn.desc + " not analysed (" + e.getMessage()
-                        + "): its exceptional exits are not recorded");
-                f.uninitialized = new boolean[f.blocks.insns.length];
-                java.util.Arrays.fill(f.uninitialized, true);
-            }
-        }
+        boolean[] covered = exceptionExitEvents ? handlerCoverage(cn.name, mn, f, result) : null;
         boolean blocks = blockLevel && blockEvents && !"method-only".equals(f.status);
         ProbeInserter.trace(mn, cn.name, cn.version, f.blocks, f.id, blocks, receiverEvents, exceptionExitEvents,
-                f.uninitialized);
+                covered);
+    }
+
+    /**
+     * Which instructions the exception-exit handler covers: where {@code this} is initialized
+     * (constructors, {@link CtorInit}) and no monitor is held ({@link MonitorDepth}). Null: all.
+     */
+    private static boolean[] handlerCoverage(String owner, MethodNode mn, MethodFacts f, InstrumentResult result) {
+        AbstractInsnNode[] insns = f.blocks.insns;
+        boolean[] covered = null;
+        try {
+            if ("<init>".equals(mn.name)) {
+                boolean[] uninit = CtorInit.uninitialized(owner, mn, f.blocks);
+                covered = new boolean[insns.length];
+                for (int i = 0; i < insns.length; i++) {
+                    covered[i] = !uninit[i];
+                }
+            }
+            if (MonitorDepth.hasMonitors(insns)) {
+                int[] depth = MonitorDepth.depths(owner, mn, insns);
+                if (covered == null) {
+                    covered = new boolean[insns.length];
+                    java.util.Arrays.fill(covered, true);
+                }
+                for (int i = 0; i < insns.length; i++) {
+                    covered[i] &= depth[i] == 0;
+                }
+            }
+        } catch (Exception e) {
+            result.warnings.add("method " + mn.name + mn.desc + " not analysed (" + e.getMessage()
+                    + "): its exceptional exits are not recorded");
+            covered = new boolean[insns.length];
+        }
+        return covered;
     }
 
     private static boolean isIntrinsic(MethodNode mn) {

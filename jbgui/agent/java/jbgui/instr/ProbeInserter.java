@@ -47,14 +47,22 @@ final class ProbeInserter {
     static final String TRACE = "jbgui/runtime/ThreadTrace";
     private static final String TRACE_DESC = "L" + TRACE + ";";
 
+    /**
+     * @param covered per instruction of {@code ba}: whether the exception-exit handler covers it
+     *     (null: all); see ClassInstrumenter.handlerCoverage
+     */
     static void trace(MethodNode mn, String owner, int version, BlockAnalysis ba, int methodId, boolean blocks,
-                      boolean receiver, boolean exceptionExit, boolean[] uninitialized) {
+                      boolean receiver, boolean exceptionExit, boolean[] covered) {
         boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
         boolean isStatic = (mn.access & Opcodes.ACC_STATIC) != 0;
         boolean isCtor = "<init>".equals(mn.name);
         int slot = mn.maxLocals;
         InsnList code = mn.instructions;
         boolean firstIsTarget = ba.insns.length > 0 && isTarget(mn, ba, 0);
+        if (covered == null) {
+            covered = new boolean[ba.insns.length];
+            java.util.Arrays.fill(covered, true);
+        }
         if (frames) {
             for (AbstractInsnNode n = code.getFirst(); n != null; n = n.getNext()) {
                 if (n instanceof FrameNode) {
@@ -65,22 +73,27 @@ final class ProbeInserter {
         }
         Map<LabelNode, LabelNode> uninitLabels = frames ? uninitializedLabels(mn) : new IdentityHashMap<>();
 
-        // Exception-exit ranges of a constructor: only where `this` is initialized.
+        // Exception-exit ranges: the instructions where an exception can leave the frame and the
+        // handler is verifiable and compilable: `this` initialized (constructors), no monitor held.
         List<LabelNode[]> ranges = new ArrayList<>();
         LabelNode end = new LabelNode();
-        if (exceptionExit && isCtor) {
+        LabelNode start = new LabelNode();
+        if (exceptionExit) {
             int i = 0;
             while (i < ba.insns.length) {
-                if (uninitialized[i]) {
+                if (!covered[i]) {
                     i++;
                     continue;
                 }
                 int j = i;
-                while (j < ba.insns.length && !uninitialized[j]) {
+                while (j < ba.insns.length && covered[j]) {
                     j++;
                 }
-                LabelNode from = new LabelNode();
-                code.insertBefore(ba.insns[i], from);
+                LabelNode from = start;
+                if (i > 0 || isCtor) {
+                    from = new LabelNode();
+                    code.insertBefore(ba.insns[i], from);
+                }
                 LabelNode to = end;
                 if (j < ba.insns.length) {
                     to = new LabelNode();
@@ -92,12 +105,29 @@ final class ProbeInserter {
         }
 
         if (blocks) {
+            boolean[] selfCovered = selfCovered(mn, ba);
+            List<Integer> deferred = new ArrayList<>();
             for (int b = 0; b < ba.blockCount(); b++) {
-                AbstractInsnNode first = ba.insns[ba.blockStarts[b]];
+                int index = ba.blockStarts[b];
+                AbstractInsnNode first = ba.insns[index];
                 int event = EventLayout.block(methodId + b / EventLayout.BLOCKS_PER_PAGE, b % EventLayout.BLOCKS_PER_PAGE);
-                code.insertBefore(keepNewLabel(code, first, uninitLabels, mn), call(slot, event, "block"));
+                if (selfCovered[index]) {
+                    // Inside a handler range that covers its own handler (javac's synchronized-block
+                    // handler): a call there gives C1 an exception edge from the handler into
+                    // itself, and it then refuses to compile the method at all. The block's event
+                    // is recorded at the start of the block that follows it instead.
+                    deferred.add(event);
+                    continue;
+                }
+                AbstractInsnNode at = keepNewLabel(code, first, uninitLabels, mn);
+                for (int late : deferred) {
+                    code.insertBefore(at, call(slot, late, "block"));
+                }
+                deferred.clear();
+                code.insertBefore(at, call(slot, event, "block"));
             }
         }
+
         int endEvent = EventLayout.methodEnd(methodId);
         for (AbstractInsnNode insn : ba.insns) {
             int op = insn.getOpcode();
@@ -109,7 +139,6 @@ final class ProbeInserter {
         InsnList entry = new InsnList();
         entry.add(new InsnNode(Opcodes.ACONST_NULL));
         entry.add(new VarInsnNode(Opcodes.ASTORE, slot));
-        LabelNode start = new LabelNode();
         entry.add(start);
         entry.add(new LdcInsnNode(EventLayout.methodStart(methodId)));
         if (receiver && !isStatic && !isCtor) {
@@ -129,31 +158,50 @@ final class ProbeInserter {
 
         if (exceptionExit) {
             code.add(end);
-            if (!isCtor) {
-                ranges.add(new LabelNode[] {start, end});
-            }
             if (!ranges.isEmpty()) {
+                // The thrown exception goes to a second new local, so that it is rethrown even when
+                // recording fails (a StackOverflowError leaves no stack for the call): the tracer
+                // never replaces the program's exception.
+                int thrown = slot + 1;
                 LabelNode handler = new LabelNode();
+                LabelNode callStart = new LabelNode();
+                LabelNode callEnd = new LabelNode();
+                LabelNode callFailed = new LabelNode();
                 code.add(handler);
+                Object[] locals = new Object[slot + 1];
+                java.util.Arrays.fill(locals, Opcodes.TOP);
+                locals[slot] = TRACE;
                 if (frames) {
-                    Object[] locals = new Object[slot + 1];
-                    java.util.Arrays.fill(locals, Opcodes.TOP);
-                    locals[slot] = TRACE;
                     code.add(new FrameNode(Opcodes.F_NEW, locals.length, locals, 1, new Object[] {"java/lang/Throwable"}));
                 }
-                code.add(new InsnNode(Opcodes.DUP));
-                code.add(new VarInsnNode(Opcodes.ALOAD, slot));
+                code.add(new VarInsnNode(Opcodes.ASTORE, thrown));       // []
+                code.add(callStart);
+                code.add(new VarInsnNode(Opcodes.ALOAD, thrown));        // [thrown]
+                code.add(new VarInsnNode(Opcodes.ALOAD, slot));          // [thrown, trace]
                 code.add(new LdcInsnNode(EventLayout.extended(EventLayout.EXT_EXCEPTION_EXIT, methodId)));
                 code.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "exceptionExit",
-                        "(Ljava/lang/Throwable;" + TRACE_DESC + "I)V", false));
+                        "(Ljava/lang/Throwable;" + TRACE_DESC + "I)V", false)); // []
+                code.add(callEnd);
+                code.add(new VarInsnNode(Opcodes.ALOAD, thrown));        // [thrown]
+                code.add(new InsnNode(Opcodes.ATHROW));
+                code.add(callFailed);
+                if (frames) {
+                    Object[] withThrown = java.util.Arrays.copyOf(locals, slot + 2);
+                    withThrown[thrown] = "java/lang/Throwable";
+                    code.add(new FrameNode(Opcodes.F_NEW, withThrown.length, withThrown, 1,
+                            new Object[] {"java/lang/Throwable"}));
+                }
+                code.add(new InsnNode(Opcodes.POP));                     // []
+                code.add(new VarInsnNode(Opcodes.ALOAD, thrown));        // [thrown]
                 code.add(new InsnNode(Opcodes.ATHROW));
                 for (LabelNode[] r : ranges) {
                     // Appended last: the program's own handlers are searched first.
                     mn.tryCatchBlocks.add(new TryCatchBlockNode(r[0], r[1], handler, null));
                 }
+                mn.tryCatchBlocks.add(new TryCatchBlockNode(callStart, callEnd, callFailed, null));
             }
         }
-        mn.maxLocals = slot + 1;
+        mn.maxLocals = slot + (exceptionExit ? 2 : 1);
         mn.maxStack = Math.max(mn.maxStack + 2, 4);
     }
 
@@ -203,6 +251,22 @@ final class ProbeInserter {
             n = n.getNext();
         }
         return n;
+    }
+
+    /** Instructions inside a try range that covers its own handler. */
+    private static boolean[] selfCovered(MethodNode mn, BlockAnalysis ba) {
+        boolean[] covered = new boolean[ba.insns.length];
+        for (TryCatchBlockNode tc : mn.tryCatchBlocks) {
+            int start = ba.labelIndex.get(tc.start);
+            int end = ba.labelIndex.get(tc.end);
+            int handler = ba.labelIndex.get(tc.handler);
+            if (start <= handler && handler < end) {
+                for (int i = start; i < end; i++) {
+                    covered[i] = true;
+                }
+            }
+        }
+        return covered;
     }
 
     /** Whether a frame already stands between {@code n} and the next real instruction. */

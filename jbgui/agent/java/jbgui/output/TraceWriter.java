@@ -113,6 +113,12 @@ public final class TraceWriter implements Runnable {
     private static long eventBytes;
     private static long lostEvents;
     private static int threadCount;
+    /** Time recording threads spent waiting for the writer, and the writer spent encoding. */
+    private static long waitNanos;
+    private static long waits;
+    private static long encodeNanos;
+    /** Debugging aid for measuring the recording threads alone: -Djbgui.discard=true writes no events. */
+    private static final boolean DISCARD = Boolean.getBoolean("jbgui.discard");
 
     /** Creates the trace directory's files and starts the writer and clock sampler threads. */
     public static void start(File directory, String options, String jvm, boolean sharedMode, long maxBytes,
@@ -192,15 +198,19 @@ public final class TraceWriter implements Runnable {
         }
         long bytes = 4L * count;
         synchronized (FLOW) {
-            while (inFlightBytes > maxInFlightBytes && Thread.currentThread() != writerThread
-                    && writerThread.isAlive()) {
-                try {
-                    FLOW.wait(10);
-                } catch (InterruptedException e) {
-                    // Keep the program's interrupt for the program.
-                    Thread.currentThread().interrupt();
-                    break;
+            if (inFlightBytes > maxInFlightBytes && Thread.currentThread() != writerThread) {
+                long began = System.nanoTime();
+                while (inFlightBytes > maxInFlightBytes && writerThread.isAlive()) {
+                    try {
+                        FLOW.wait(10);
+                    } catch (InterruptedException e) {
+                        // Keep the program's interrupt for the program.
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
                 }
+                waitNanos += System.nanoTime() - began;
+                waits++;
             }
             inFlightBytes += bytes;
         }
@@ -365,7 +375,9 @@ public final class TraceWriter implements Runnable {
             eventBytes += header.length;
             STREAMS.put(ev.stream, out);
         }
-        int written = ENCODER.writeChunk(out, ev.words, ev.count, ev.first, ev.flags);
+        long began = System.nanoTime();
+        int written = DISCARD ? 0 : ENCODER.writeChunk(out, ev.words, ev.count, ev.first, ev.flags);
+        encodeNanos += System.nanoTime() - began;
         events += ev.count;
         chunks++;
         eventBytes += written;
@@ -467,6 +479,11 @@ public final class TraceWriter implements Runnable {
         }
         stopped = true;
         try {
+            synchronized (FLOW) {
+                agentLog.write("info: writer encoded " + chunks + " chunks (" + events + " events) in "
+                        + encodeNanos / 1_000_000 + " ms; recording threads waited for it " + waits + " times, "
+                        + waitNanos / 1_000_000 + " ms in all\n");
+            }
             for (OutputStream out : STREAMS.values()) {
                 out.close();
             }
