@@ -1,7 +1,5 @@
 package jbgui.output;
 
-import java.util.IdentityHashMap;
-import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 
 import jbgui.runtime.EventLayout;
@@ -22,8 +20,12 @@ final class ClockSampler implements Runnable {
     private volatile boolean running = true;
     Thread thread;
 
-    /** Per stream: last position, its time, and whether that sample was written. */
-    private final Map<Object, long[]> last = new IdentityHashMap<>();
+    /**
+     * Per stream index: last position, its time, and whether that sample was written. Keyed by
+     * index, not by the ThreadTrace: hashing it would install an identity hash in the header of
+     * an object the recording thread writes all the time.
+     */
+    private long[][] last = new long[64][];
     private final long[] batch = new long[4 * 256];
     private int count;
 
@@ -54,10 +56,10 @@ final class ClockSampler implements Runnable {
             }
             long now = System.nanoTime();
             if (shared) {
-                sample(this, 0, Tracer.sharedPosition(), now);
+                sample(0, Tracer.sharedPosition(), now);
             } else {
                 for (ThreadTrace t : ThreadRegistry.all()) {
-                    sample(t, t.index, t.position(), now);
+                    sample(t.index, t.position(), now);
                 }
             }
             if (count > 0 && (count * 4 + 8 > batch.length || now - lastFlush > 50_000_000L)) {
@@ -68,10 +70,13 @@ final class ClockSampler implements Runnable {
         flush();
     }
 
-    private void sample(Object key, int stream, long position, long now) {
-        long[] prev = last.get(key);
+    private void sample(int stream, long position, long now) {
+        if (stream >= last.length) {
+            last = java.util.Arrays.copyOf(last, Math.max(stream + 1, last.length * 2));
+        }
+        long[] prev = last[stream];
         if (prev == null) {
-            last.put(key, new long[] {position, now, 1});
+            last[stream] = new long[] {position, now, 1};
             add(stream, position, now);
             return;
         }

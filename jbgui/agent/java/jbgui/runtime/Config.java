@@ -17,7 +17,7 @@ public final class Config {
     public static boolean recordReceiver = true;
     public static boolean recordExceptionExit = true;
     /** Clock sampler period in microseconds; 0 turns the sampler off. */
-    public static int clockPeriodMicros = 1000;
+    public static int clockPeriodMicros = 0;
     /** Bytes of event buffers that may wait for the writer before recording threads block. */
     public static long maxBufferedBytes = 64L << 20;
 
