@@ -7,7 +7,6 @@ import java.util.List;
 
 import org.objectweb.asm.ClassReader;
 
-import jbgui.output.Xml;
 import jbgui.runtime.EventLayout;
 
 /**
@@ -110,18 +109,7 @@ final class CachedClass {
     /** Writes the {@code <class>} element for static.xml, with ids starting at {@code base}. */
     void writeTo(java.io.OutputStream out, ClassPlan plan, int base, String status) throws java.io.IOException {
         ensureTemplate();
-        StringBuilder s = new StringBuilder(256);
-        s.append("<class id=\"").append(plan.classId).append('"').append(classAttributes);
-        s.append(" loader_id=\"").append(plan.loaderId).append("\" loader=\"").append(Xml.attr(plan.loader)).append('"');
-        if (plan.module != null) {
-            s.append(" module=\"").append(Xml.attr(plan.module)).append('"');
-        }
-        s.append(" jdk=\"").append(plan.jdk).append('"');
-        if (plan.preloaded) {
-            s.append(" preloaded=\"true\"");
-        }
-        s.append(status).append(">\n");
-        out.write(s.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        out.write(plan.openTag(classAttributes, status).getBytes(java.nio.charset.StandardCharsets.UTF_8));
         long delta = base - 1;
         byte[] digits = new byte[20];
         for (int i = 0; i < values.length; i++) {

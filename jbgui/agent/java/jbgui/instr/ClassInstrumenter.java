@@ -376,16 +376,7 @@ public final class ClassInstrumenter {
     private String describe(ClassNode cn, ClassPlan plan, List<MethodFacts> facts, InstrumentResult result,
                             boolean describeOnly) {
         StringBuilder s = new StringBuilder(4096);
-        s.append("<class id=\"").append(plan.classId).append('"').append(classAttributes(cn));
-        s.append(" loader_id=\"").append(plan.loaderId).append("\" loader=\"").append(Xml.attr(plan.loader)).append('"');
-        if (plan.module != null) {
-            s.append(" module=\"").append(Xml.attr(plan.module)).append('"');
-        }
-        s.append(" jdk=\"").append(plan.jdk).append('"');
-        if (plan.preloaded) {
-            s.append(" preloaded=\"true\"");
-        }
-        s.append(status(plan, result.instrumented, result.exhausted)).append(">\n");
+        s.append(plan.openTag(classAttributes(cn), status(plan, result.instrumented, result.exhausted)));
         s.append(body(cn, facts, result.instrumented, result.exhausted, describeOnly, false));
         s.append("</class>\n");
         return s.toString();
