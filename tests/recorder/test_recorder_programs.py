@@ -7,6 +7,7 @@ did: the counts below are the ones each program's doc comment promises.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -300,6 +301,10 @@ def test_threads_have_their_own_streams(jdk, program_runs, facts):
     assert trace.frames(trace.method_id("Main", "produce", "(LMain$Buffer;I)V"), trace.thread("producer")) == (200, 200, 0)
     assert trace.frames(trace.method_id("Main", "consume", "(LMain$Buffer;)J"), trace.thread("consumer")) == (200, 200, 0)
     assert traced.trace_json()["counts"]["threads"] >= len(expected)
+    # Each thread ends once in the thread table, however it was finished (reaped or at exit).
+    ends = [json.loads(line)["index"] for line in (traced.trace_dir / "threads.jsonl").read_text().splitlines()
+            if json.loads(line)["kind"] == "end"]
+    assert len(ends) == len(set(ends)) == traced.trace_json()["counts"]["threads"]
 
 
 def test_uncaught_exception_in_main(jdk, program_runs, facts):

@@ -430,6 +430,9 @@ public final class TraceWriter implements Runnable {
     }
 
     private static void finishThread(ThreadTrace t, boolean alive) {
+        if (!t.markFinished()) {
+            return;
+        }
         t.finish(alive);
         lostEvents += t.lostEvents();
         threadCount++;

@@ -169,6 +169,20 @@ public final class ThreadTrace {
         }
     }
 
+    private boolean finished;
+
+    /**
+     * True the first time only: the writer's reaper (a dead thread) and the final flush may both
+     * reach a thread, and its stream and end record must be finished once.
+     */
+    public synchronized boolean markFinished() {
+        if (finished) {
+            return false;
+        }
+        finished = true;
+        return true;
+    }
+
     public long lostEvents() {
         return lost;
     }
