@@ -75,24 +75,11 @@ public final class BlockAnalysis {
         }
         for (int i = 0; i < n; i++) {
             AbstractInsnNode insn = insns[i];
-            if (insn instanceof JumpInsnNode) {
-                leader[labelIndex.get(((JumpInsnNode) insn).label)] = true;
-                leader[i + 1] = true;
-            } else if (insn instanceof TableSwitchInsnNode) {
-                TableSwitchInsnNode s = (TableSwitchInsnNode) insn;
-                leader[labelIndex.get(s.dflt)] = true;
-                for (LabelNode l : s.labels) {
-                    leader[labelIndex.get(l)] = true;
-                }
-                leader[i + 1] = true;
-            } else if (insn instanceof LookupSwitchInsnNode) {
-                LookupSwitchInsnNode s = (LookupSwitchInsnNode) insn;
-                leader[labelIndex.get(s.dflt)] = true;
-                for (LabelNode l : s.labels) {
-                    leader[labelIndex.get(l)] = true;
-                }
-                leader[i + 1] = true;
-            } else if (endsFlow(insn.getOpcode()) || (precise && mayThrow(insn.getOpcode()))) {
+            List<LabelNode> targets = branchTargets(insn);
+            for (LabelNode l : targets) {
+                leader[labelIndex.get(l)] = true;
+            }
+            if (!targets.isEmpty() || endsFlow(insn.getOpcode()) || (precise && mayThrow(insn.getOpcode()))) {
                 leader[i + 1] = true;
             }
         }
@@ -117,6 +104,22 @@ public final class BlockAnalysis {
             blockOf[i] = b;
         }
         return new BlockAnalysis(insns, starts, blockOf, labelIndex);
+    }
+
+    /** The labels a jump or switch can transfer control to; empty for other instructions. */
+    static List<LabelNode> branchTargets(AbstractInsnNode insn) {
+        if (insn instanceof JumpInsnNode) {
+            return List.of(((JumpInsnNode) insn).label);
+        }
+        List<LabelNode> targets = new ArrayList<>();
+        if (insn instanceof TableSwitchInsnNode) {
+            targets.add(((TableSwitchInsnNode) insn).dflt);
+            targets.addAll(((TableSwitchInsnNode) insn).labels);
+        } else if (insn instanceof LookupSwitchInsnNode) {
+            targets.add(((LookupSwitchInsnNode) insn).dflt);
+            targets.addAll(((LookupSwitchInsnNode) insn).labels);
+        }
+        return targets;
     }
 
     /** Returns, athrow, ret: control never falls through to the next instruction. */

@@ -63,18 +63,7 @@ final class CtorInit {
             return null;
         }
         for (int i = 0; i < insns.length; i++) {
-            AbstractInsnNode insn = insns[i];
-            List<LabelNode> targets = new ArrayList<>();
-            if (insn instanceof JumpInsnNode) {
-                targets.add(((JumpInsnNode) insn).label);
-            } else if (insn instanceof TableSwitchInsnNode) {
-                targets.add(((TableSwitchInsnNode) insn).dflt);
-                targets.addAll(((TableSwitchInsnNode) insn).labels);
-            } else if (insn instanceof LookupSwitchInsnNode) {
-                targets.add(((LookupSwitchInsnNode) insn).dflt);
-                targets.addAll(((LookupSwitchInsnNode) insn).labels);
-            }
-            for (LabelNode target : targets) {
+            for (LabelNode target : BlockAnalysis.branchTargets(insns[i])) {
                 int t = ba.labelIndex.get(target);
                 if ((i < init) != (t <= init)) {
                     return null; // a jump across the initialization

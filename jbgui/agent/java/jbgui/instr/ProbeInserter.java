@@ -282,29 +282,9 @@ final class ProbeInserter {
     /** Whether instruction {@code index} is a jump, switch or handler target. */
     private static boolean isTarget(MethodNode mn, BlockAnalysis ba, int index) {
         for (AbstractInsnNode insn : ba.insns) {
-            if (insn instanceof JumpInsnNode && ba.labelIndex.get(((JumpInsnNode) insn).label) == index) {
-                return true;
-            }
-            if (insn instanceof TableSwitchInsnNode) {
-                TableSwitchInsnNode s = (TableSwitchInsnNode) insn;
-                if (ba.labelIndex.get(s.dflt) == index) {
+            for (LabelNode l : BlockAnalysis.branchTargets(insn)) {
+                if (ba.labelIndex.get(l) == index) {
                     return true;
-                }
-                for (LabelNode l : s.labels) {
-                    if (ba.labelIndex.get(l) == index) {
-                        return true;
-                    }
-                }
-            }
-            if (insn instanceof LookupSwitchInsnNode) {
-                LookupSwitchInsnNode s = (LookupSwitchInsnNode) insn;
-                if (ba.labelIndex.get(s.dflt) == index) {
-                    return true;
-                }
-                for (LabelNode l : s.labels) {
-                    if (ba.labelIndex.get(l) == index) {
-                        return true;
-                    }
                 }
             }
         }
