@@ -11,6 +11,7 @@ strict); the valid part stays usable.
 from __future__ import annotations
 
 import json
+import os
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -101,6 +102,79 @@ def read_stream(path: Path, strict: bool = False) -> StreamFile:
         raise TraceError(problems[0])
     events = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
     return StreamFile(path, kind, thread, events, chunks, problems)
+
+
+def iter_stream(path: Path, batch_events: int = 1 << 22):
+    """Decode one ``.jbt`` file piecewise: yield ``(first_index, words, flags, problem)`` batches of
+    at most about ``batch_events`` events (whole chunks), reading the file chunk by chunk so that a
+    stream of any size is replayed in bounded memory.
+
+    ``flags`` is the OR of the chunk flags of the batch. The last yielded batch may carry
+    ``problem`` (a damaged chunk: decoding stops there, as in :func:`read_stream`); a file cut off
+    mid-chunk ends silently, like a trace of a killed JVM.
+    """
+    path = Path(path)
+    try:
+        handle = open(path, "rb")
+    except OSError as error:
+        raise TraceError(f"{path}: cannot read: {error.strerror}") from error
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        head = handle.read(layout.STREAM_HEADER_SIZE)
+        if len(head) < layout.STREAM_HEADER_SIZE:
+            raise TraceError(f"{path}: {len(head)} bytes, shorter than the {layout.STREAM_HEADER_SIZE}-byte stream header")
+        magic, version, header_size, _kind, _thread, _nanos, _reserved = _STREAM_HEADER.unpack_from(head, 0)
+        if magic != layout.STREAM_MAGIC:
+            raise TraceError(f"{path}: offset 0: not an event stream (magic {magic!r}, expected {layout.STREAM_MAGIC!r})")
+        if version != layout.FORMAT_VERSION:
+            raise TraceError(f"{path}: format version {version}; this jbgui reads version {layout.FORMAT_VERSION}")
+        pos = header_size
+        handle.seek(pos)
+        parts: list[np.ndarray] = []
+        pending = 0
+        flags_or = 0
+        first = 0
+        problem = None
+        while pos < size:
+            header = handle.read(layout.CHUNK_HEADER_SIZE)
+            if len(header) < layout.CHUNK_HEADER_SIZE:
+                break
+            magic, codec, filt, flags, count, length, chunk_first, crc, _r = _CHUNK_HEADER.unpack_from(header, 0)
+            if magic != layout.CHUNK_MAGIC:
+                problem = f"{path}: offset {pos}: bad chunk magic {magic!r}; {size - pos} bytes ignored"
+                break
+            payload = handle.read(length)
+            if len(payload) < length:
+                break
+            if zlib.crc32(payload) != crc:
+                problem = f"{path}: offset {pos}: chunk CRC mismatch; {size - pos} bytes ignored"
+                break
+            try:
+                words = decode_payload(payload, codec, filt, count)
+            except (zlib.error, ValueError) as error:
+                problem = f"{path}: offset {pos}: chunk does not decode ({error}); {size - pos} bytes ignored"
+                break
+            if parts and flags & layout.CHUNK_FLAG_LOST_BEFORE:
+                # Events are missing before this chunk: a batch never spans the gap.
+                yield first, _join(parts), flags_or, None
+                parts, pending, flags_or = [], 0, 0
+            if not parts:
+                first = chunk_first
+            parts.append(words)
+            pending += count
+            flags_or |= flags
+            pos += layout.CHUNK_HEADER_SIZE + length
+            if pending >= batch_events:
+                yield first, _join(parts), flags_or, None
+                parts, pending, flags_or = [], 0, 0
+        if parts or problem:
+            yield first, _join(parts), flags_or, problem
+
+
+def _join(parts: list[np.ndarray]) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=np.uint32)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def decode_payload(payload: bytes, codec: int, filt: int, count: int) -> np.ndarray:

@@ -1,0 +1,286 @@
+"""Replay one thread's stream into columnar call-tree files, in bounded memory.
+
+Drives :mod:`jbgui.model.replay_kernel` batch by batch: it hands the kernel decoded events, and
+when the kernel stops because a buffer is full, flushes rows to the column files, sets aside
+patches (end fields of rows that were flushed while their frame was still open), or grows a
+table. Memory use is the batch plus the buffers, whatever the stream's length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from jbgui.model import layout
+from jbgui.model import replay_kernel as K
+from jbgui.model.statics import Statics
+from jbgui.model.tracedir import iter_stream
+
+# On-disk type of each row column (the kernel works in int64).
+COLUMNS: dict[str, tuple[int, str]] = {
+    "method": (K.COL_METHOD, "<i4"),
+    "parent": (K.COL_PARENT, "<i8"),
+    "depth": (K.COL_DEPTH, "<i4"),
+    "first": (K.COL_FIRST, "<i8"),
+    "last": (K.COL_LAST, "<i8"),
+    "flags": (K.COL_FLAGS, "<i4"),
+    "call_site": (K.COL_SITE, "<i4"),
+    "caller_block": (K.COL_CALLER_BLOCK, "<i4"),
+    "receiver": (K.COL_RECEIVER, "<i4"),
+    "exc_class": (K.COL_EXC_CLASS, "<i4"),
+    "incl_blocks": (K.COL_INCL_BLOCKS, "<i8"),
+    "incl_bytecodes": (K.COL_INCL_BYTECODES, "<i8"),
+    "end": (K.COL_END, "<i8"),
+    "cct": (K.COL_CCT, "<i4"),
+}
+
+BATCH_EVENTS = 1 << 22
+ROWS_BUFFER = 1 << 18
+
+
+class Cancelled(Exception):
+    """Replay was cancelled by its caller."""
+
+
+def kernel_statics(st: Statics) -> K.Static:
+    """The arrays the kernel reads, in the kernel's layout."""
+    n_b = st.n_blocks
+    blk = np.zeros((n_b + 1, 5), np.int64)
+    if n_b:
+        blk[:n_b, K.B_METHOD] = st.b_method
+        blk[:n_b, K.B_BC] = st.b_metrics[:, 0]
+        blk[:n_b, K.B_IS_HANDLER] = st.b_is_handler
+    blk[n_b, K.B_METHOD] = -1
+    blk[:, K.B_SITE0] = st.b_site_begin
+    blk[:, K.B_HND0] = st.b_handler_begin
+    sites = np.zeros((max(st.n_sites, 1), 3), np.int64)
+    sites[:st.n_sites, K.SI_KIND] = st.s_kind
+    sites[:st.n_sites, K.SI_KEY] = st.s_key
+    sites[:st.n_sites, K.SI_TARGET] = st.s_target
+    hnd = np.zeros((max(len(st.h_block), 1), 2), np.int64)
+    hnd[:len(st.h_block), K.H_TARGET] = st.h_target
+    hnd[:len(st.h_block), K.H_CATCH_ALL] = st.h_catch_all
+    meth = np.zeros((len(st.m_key), 3), np.int64)
+    meth[:, K.MT_KEY] = st.m_key
+    meth[:, K.MT_FLAGS] = st.m_flags
+    meth[:, K.MT_BLOCKS] = st.m_blocks
+    for mid in range(1, len(st.m_name)):
+        name = st.m_name[mid]
+        if (name == "loadClass" and st.m_desc[mid] == "(Ljava/lang/String;)Ljava/lang/Class;") or \
+                st.class_of_method(mid) == "java/lang/invoke/MethodHandleNatives":
+            meth[mid, K.MT_FLAGS] |= K.M_UPCALL
+    sites_per_block = np.diff(st.b_site_begin)
+    return K.Static(page_base=st.page_base.astype(np.int64), blk=blk, sites=sites, hnd=hnd, meth=meth,
+                    max_sites=int(sites_per_block.max()) if len(sites_per_block) else 0)
+
+
+def _table(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.full(n, K.EMPTY, np.int64), np.zeros(n, np.int64)
+
+
+def new_state(st: Statics) -> K.State:
+    n_sites = max(st.n_sites, 1)
+    edge_k, edge_v = _table(1 << 16)
+    recv_k, recv_v = _table(1 << 12)
+    cct_k, cct_v = _table(1 << 14)
+    return K.State(
+        sc=np.zeros(K.N_SCALARS, np.int64), st=np.zeros((1 << 12, K.N_ST), np.int64),
+        rows=np.zeros((ROWS_BUFFER, K.N_COLS), np.int64), patches=np.zeros((1 << 16, 3), np.int64),
+        exc=np.zeros((1 << 12, 5), np.int64), loads=np.zeros((1 << 12, 2), np.int64),
+        ep=np.zeros((1 << 12, 2), np.int64), counts=np.zeros(max(st.n_blocks, 1), np.int64),
+        sstat=np.zeros((n_sites, 3), np.int64), edge_k=edge_k, edge_v=edge_v, recv_k=recv_k, recv_v=recv_v,
+        cct_k=cct_k, cct_v=cct_v, cct=np.zeros((1 << 13, 6), np.int64))
+
+
+def _grow(arr: np.ndarray) -> np.ndarray:
+    shape = (len(arr) * 2,) + arr.shape[1:]
+    out = np.zeros(shape, arr.dtype)
+    out[:len(arr)] = arr
+    return out
+
+
+@dataclass
+class ThreadResult:
+    """What replaying one stream produced besides the row columns."""
+
+    rows: int = 0
+    events: int = 0
+    thread_ended: bool = False
+    exceptions: np.ndarray = field(default_factory=lambda: np.zeros((0, 5), np.int64))
+    loads: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    counts: np.ndarray | None = None
+    cct: dict[str, np.ndarray] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    unknown_ids: int = 0
+    inferred_exits: int = 0
+    no_start: int = 0
+
+
+class ThreadReplayer:
+    """Replays one stream into ``out_dir/<column>.bin`` files."""
+
+    def __init__(self, statics: Statics, kstatic: K.Static, state: K.State, out_dir: Path):
+        self.statics = statics
+        self.S = kstatic
+        self.T = state
+        self.out_dir = out_dir
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.files = {name: open(out_dir / f"{name}.bin", "wb") for name in COLUMNS}
+        self.patches: list[np.ndarray] = []
+        self.exc: list[np.ndarray] = []
+        self.loads: list[np.ndarray] = []
+
+    # ------------------------------------------------------------------ buffer handling
+
+    def _flush_rows(self) -> None:
+        T = self.T
+        n = int(T.sc[K.S_NEXT_ROW] - T.sc[K.S_BUF_BASE])
+        if n:
+            block = T.rows[:n]
+            for name, (col, dtype) in COLUMNS.items():
+                self.files[name].write(np.ascontiguousarray(block[:, col], dtype=dtype).tobytes())
+        T.sc[K.S_BUF_BASE] = T.sc[K.S_NEXT_ROW]
+
+    def _drain(self) -> None:
+        T = self.T
+        n = int(T.sc[K.S_N_PATCHES])
+        if n:
+            self.patches.append(T.patches[:n].copy())
+            T.sc[K.S_N_PATCHES] = 0
+        n = int(T.sc[K.S_N_EXC])
+        if n:
+            self.exc.append(T.exc[:n].copy())
+            T.sc[K.S_N_EXC] = 0
+        n = int(T.sc[K.S_N_LOADS])
+        if n:
+            self.loads.append(T.loads[:n].copy())
+            T.sc[K.S_N_LOADS] = 0
+
+    def _make_room(self, code: int) -> None:
+        T = self.T
+        if code == K.ROWS_FULL:
+            self._flush_rows()
+        elif code in (K.PATCHES_FULL, K.EXC_FULL, K.LOADS_FULL):
+            before = (int(T.sc[K.S_N_PATCHES]), int(T.sc[K.S_N_EXC]), int(T.sc[K.S_N_LOADS]))
+            self._drain()
+            if before == (0, 0, 0) or code == K.PATCHES_FULL and before[0] == 0:
+                self.T = T._replace(patches=_grow(T.patches))
+        elif code == K.EPISODE_FULL:
+            self.T = T._replace(ep=_grow(T.ep))
+        elif code == K.STACK_FULL:
+            self.T = T._replace(st=_grow(T.st))
+        elif code == K.EDGES_FULL:
+            keys, vals = K.rehash(T.edge_k, T.edge_v, 2 * len(T.edge_k))
+            self.T = T._replace(edge_k=keys, edge_v=vals)
+        elif code == K.RECV_FULL:
+            keys, vals = K.rehash(T.recv_k, T.recv_v, 2 * len(T.recv_k))
+            self.T = T._replace(recv_k=keys, recv_v=vals)
+        elif code == K.CCT_FULL:
+            if 2 * (T.sc[K.S_CCT_USED] + self.S.max_sites + 4) > len(T.cct_k):
+                keys, vals = K.rehash(T.cct_k, T.cct_v, 2 * len(T.cct_k))
+                T = T._replace(cct_k=keys, cct_v=vals)
+            if T.sc[K.S_N_CCT] + self.S.max_sites + 4 > len(T.cct):
+                T = T._replace(cct=_grow(T.cct))
+            self.T = T
+        # the kernel's capacity checks are conservative; a buffer that is empty yet too small grows
+        if code == K.ROWS_FULL and self.T.sc[K.S_NEXT_ROW] == self.T.sc[K.S_BUF_BASE]:
+            if self.S.max_sites + 8 > len(self.T.rows):
+                self.T = self.T._replace(rows=_grow(self.T.rows))
+
+    # ------------------------------------------------------------------ running
+
+    def feed(self, words: np.ndarray, first: int) -> None:
+        self.T.sc[K.S_POS] = 0
+        while True:
+            code = K.replay(self.S, self.T, words, first)
+            if code == K.DONE:
+                return
+            self._make_room(code)
+
+    def cut(self, first: int) -> None:
+        self._ensure_finish_room()
+        K.cut(self.S, self.T, first - 1)
+
+    def _ensure_finish_room(self) -> None:
+        T = self.T
+        self._drain()
+        need = 8 * (int(T.sc[K.S_DEPTH]) + int(T.sc[K.S_N_EPISODE]) + 8)
+        while len(self.T.patches) < need:
+            self.T = self.T._replace(patches=_grow(self.T.patches))
+        while len(self.T.ep) < int(T.sc[K.S_N_EPISODE]) + int(T.sc[K.S_DEPTH]) + 8:
+            self.T = self.T._replace(ep=_grow(self.T.ep))
+
+    def finish(self, thread_ended: bool, result: ThreadResult) -> None:
+        self._ensure_finish_room()
+        K.finish(self.S, self.T, thread_ended)
+        self._flush_rows()
+        self._drain()
+        for f in self.files.values():
+            f.close()
+        T = self.T
+        rows = int(T.sc[K.S_NEXT_ROW])
+        if self.patches and rows:
+            patches = np.concatenate(self.patches)
+            for name, (col, dtype) in COLUMNS.items():
+                sel = patches[patches[:, 1] == col]
+                if len(sel):
+                    mm = np.memmap(self.out_dir / f"{name}.bin", dtype=dtype, mode="r+", shape=(rows,))
+                    mm[sel[:, 0]] = sel[:, 2]  # later patches of a row win: they come later in order
+                    mm.flush()
+                    del mm
+        result.rows = rows
+        result.thread_ended = thread_ended
+        result.exceptions = np.concatenate(self.exc) if self.exc else np.zeros((0, 5), np.int64)
+        result.loads = np.concatenate(self.loads) if self.loads else np.zeros((0, 2), np.int64)
+        result.counts = T.counts
+        n = int(T.sc[K.S_N_CCT])
+        result.cct = {name: T.cct[:n, col].copy() for name, col in (
+            ("parent", K.CT_PARENT), ("key", K.CT_KEY), ("calls", K.CT_CALLS), ("incl_bytecodes", K.CT_INCL_BC),
+            ("incl_blocks", K.CT_INCL_BLOCKS), ("flags", K.CT_FLAGS))}
+        result.unknown_ids = int(T.sc[K.S_UNKNOWN_IDS])
+        result.inferred_exits = int(T.sc[K.S_INFERRED])
+        result.no_start = int(T.sc[K.S_NO_START])
+
+
+def reset_thread_state(T: K.State) -> K.State:
+    """The same tables, emptied of one thread's stack, rows and calling-context tree (edges,
+    receivers and call-site counters keep accumulating over threads)."""
+    T.sc[:] = 0
+    T.counts[:] = 0
+    T.cct_k[:] = K.EMPTY
+    T.cct_v[:] = 0
+    T.cct[:] = 0
+    return T
+
+
+def replay_stream(statics: Statics, kstatic: K.Static, state: K.State, stream: Path, out_dir: Path,
+                  progress: Callable[[int], None] | None = None,
+                  cancelled: Callable[[], bool] | None = None) -> tuple[ThreadResult, K.State]:
+    """Replay one per-thread stream file; returns its result and the (possibly grown) state."""
+    result = ThreadResult()
+    replayer = ThreadReplayer(statics, kstatic, reset_thread_state(state), out_dir)
+    ended = False
+    events = 0
+    for first, words, flags, problem in iter_stream(stream, BATCH_EVENTS):
+        if cancelled is not None and cancelled():
+            raise Cancelled()
+        if flags & layout.CHUNK_FLAG_LOST_BEFORE and events:
+            replayer.cut(first)
+            result.problems.append(f"{stream}: events were lost before event {first}; frames open there "
+                                   "are marked truncated")
+        if len(words):
+            replayer.feed(words, first)
+            events = first + len(words)
+        if flags & layout.CHUNK_FLAG_LAST:
+            ended = True
+        if problem:
+            result.problems.append(problem)
+            ended = False
+        if progress is not None:
+            progress(len(words))
+    result.events = events
+    replayer.finish(ended, result)
+    return result, replayer.T

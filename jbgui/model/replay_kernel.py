@@ -1,0 +1,771 @@
+"""The sequential heart of replay: one pass over a thread's events with an explicit call stack.
+
+Replay is a state machine (which frame does this event belong to? did an exception unwind frames
+to get here?), so it cannot be a fixed sequence of numpy operations. It is a plain loop compiled
+by numba. :mod:`jbgui.model.replay` owns the buffers, files and batching.
+
+The kernel is resumable: it stops when an output buffer is nearly full (returning why), the caller
+flushes or grows the buffer and calls again with the same state, so a stream of any length is
+replayed in bounded memory.
+
+Speed: the functions are compiled without numba's reference counting (``_nrt=False``; nothing
+here allocates, except :func:`rehash`). With it, every array taken out of a tuple or passed to an
+inlined helper got an atomic count update that numba could not prune in a loop this branchy, and
+the loop ran at 20 million events per second instead of 130 (measured on the demo trace). The
+common events (a block continuing the top frame, a start matching the next call site, a normal
+end, a receiver) are handled by :func:`_fast`, which takes plain arrays; everything unusual goes
+to :func:`_slow_event`, which takes the whole state.
+
+Semantics (docs/analysis.md has the full statement):
+- a BLOCK of the top frame's method continues that frame; a handler-entry block is a catch;
+- a START is matched against the call sites of the caller's current block, in order; call sites
+  passed over, and those left when the block is left normally, are calls whose callee never
+  started: synthetic NATIVE or UNTRACED rows; a START matching no site is IMPLICIT (static
+  initializer, JVM upcall), or, while a native/untraced/virtual call is pending, a CALLBACK nested
+  under a synthetic row for that call;
+- EXCEPTION_EXIT pops a frame exceptionally; an event that no longer belongs to the top frame is
+  resolved by unwinding to the frame whose current block lists the handler (seed §4), for traces
+  without exception-exit records and where a record could not be written.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+# Row columns (int64 in the kernel's buffer; stored narrower on disk).
+COL_METHOD, COL_PARENT, COL_DEPTH, COL_FIRST, COL_LAST, COL_FLAGS, COL_SITE, COL_CALLER_BLOCK, \
+    COL_RECEIVER, COL_EXC_CLASS, COL_INCL_BLOCKS, COL_INCL_BYTECODES, COL_END, COL_CCT = range(14)
+N_COLS = 14
+
+# Row flags.
+F_EXCEPTIONAL = 1     # left by an exception
+F_CAUGHT = 2          # an exception was caught in this call
+F_UNCAUGHT = 4        # the exception that ended it left the thread
+F_NATIVE = 8          # synthetic: a call into a native method
+F_UNTRACED = 16       # synthetic: a call into code that records nothing
+F_IMPLICIT = 32       # started without a matching call site (static initializer, JVM upcall, thread root)
+F_TRUNCATED = 64      # start or end not in the trace (running before tracing began, cut off)
+F_INFERRED = 128      # its exceptional end was inferred from the handler lists, not recorded
+F_NO_START = 256      # began before the trace (with TRUNCATED)
+F_CALLBACK = 512      # called from native/untraced code (its parent is a synthetic row)
+
+# Scalar state slots.
+S_DEPTH, S_NEXT_ROW, S_CUM_BLOCKS, S_CUM_BC, S_UNWINDING, S_UNW_ROW, S_UNW_EVENT, S_UNW_CLASS, \
+    S_LAST_POPPED, S_LAST_STARTED, S_N_PATCHES, S_N_EXC, S_N_LOADS, S_N_EPISODE, S_N_CCT, S_POS, \
+    S_BUF_BASE, S_UNKNOWN_IDS, S_INFERRED, S_NO_START, S_EDGES_USED, S_RECV_USED, S_CCT_USED, \
+    S_LAST_EVENT = range(24)
+N_SCALARS = 24
+
+# Stack frame fields.
+ST_ROW, ST_METHOD, ST_SYN, ST_SITE, ST_BLOCK, ST_PTR, ST_CBLK, ST_CBC, ST_CCT, ST_FLAGS = range(10)
+N_ST = 10
+# Static block fields (blk has one extra row so that B_SITE0/B_HND0 of gb + 1 end gb's ranges).
+B_METHOD, B_BC, B_SITE0, B_HND0, B_IS_HANDLER = range(5)
+# Call-site fields; site kinds mirror jbgui.model.statics.
+SI_KIND, SI_KEY, SI_TARGET = range(3)
+SITE_DIRECT, SITE_NATIVE, SITE_UNTRACED, SITE_VIRTUAL, SITE_DYNAMIC = range(5)
+# Handler fields.
+H_TARGET, H_CATCH_ALL = range(2)
+# Method fields and flags (flags mirror jbgui.model.statics; M_UPCALL is replay's own).
+MT_KEY, MT_FLAGS, MT_BLOCKS = range(3)
+M_NATIVE, M_HIDDEN_CLASS, M_IMPLICIT_ONLY, M_UPCALL = 1, 32, 64, 256
+# Site statistics, calling-context-tree node fields.
+SS_CALLS, SS_LAST_RECEIVER, SS_CHANGES = range(3)
+CT_PARENT, CT_KEY, CT_CALLS, CT_INCL_BC, CT_INCL_BLOCKS, CT_FLAGS = range(6)
+
+# Why the kernel returned.
+DONE, ROWS_FULL, PATCHES_FULL, EXC_FULL, LOADS_FULL, EPISODE_FULL, STACK_FULL, EDGES_FULL, \
+    RECV_FULL, CCT_FULL = range(10)
+
+EMPTY = -1
+SYNTHETIC_KEY = 1 << 20   # calling-context key of a synthetic row: SYNTHETIC_KEY + call site
+
+Static = namedtuple("Static", "page_base blk sites hnd meth max_sites")
+State = namedtuple("State", "sc st rows patches exc loads ep counts sstat edge_k edge_v recv_k recv_v cct_k cct_v cct")
+
+
+# ---------------------------------------------------------------------- small pieces (inlined)
+
+@numba.njit(cache=True, _nrt=False)
+def _probe(keys, key, i):
+    mask = len(keys) - 1
+    while keys[i] != key and keys[i] != EMPTY:
+        i = (i + 1) & mask
+    return i
+
+
+@numba.njit(cache=True, _nrt=False)
+def _slot(keys, key):
+    """Slot of ``key`` in an open-addressing table of ``keys`` (linear probing; EMPTY ends a
+    probe). The probe loop is a separate function: a loop inlined into the replay loop keeps numba
+    from pruning reference-count updates there, which made the whole loop five times slower."""
+    mask = len(keys) - 1
+    i = (((key ^ (key >> 29)) * 0x5851F42D4C957F2D) >> 17) & mask
+    k = keys[i]
+    if k == key or k == EMPTY:
+        return i
+    return _probe(keys, key, i)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _set(sc, rows, patches, row, col, value):
+    """Set a row field: in the buffer, or as a patch when the row was already flushed."""
+    base = sc[S_BUF_BASE]
+    if row >= base:
+        rows[row - base, col] = value
+    else:
+        n = sc[S_N_PATCHES]
+        patches[n, 0] = row
+        patches[n, 1] = col
+        patches[n, 2] = value
+        sc[S_N_PATCHES] = n + 1
+
+
+@numba.njit(cache=True, _nrt=False)
+def _push(sc, st, rows, cct_k, cct_v, cct, method, ckey, ev, site, caller_block, flags, syn):
+    """Open a row for a new frame on top of the stack; returns the row index."""
+    d = sc[S_DEPTH]
+    row = sc[S_NEXT_ROW]
+    sc[S_NEXT_ROW] = row + 1
+    r = row - sc[S_BUF_BASE]
+    parent_cct = -1
+    parent = -1
+    if d > 0:
+        parent = st[d - 1, ST_ROW]
+        parent_cct = st[d - 1, ST_CCT]
+        if st[d - 1, ST_SYN] == 1:
+            flags |= F_CALLBACK
+    # Calling-context tree: one node per distinct (parent context, callee).
+    key = ((parent_cct + 1) << 32) | ckey
+    slot = _slot(cct_k, key)
+    if cct_k[slot] == EMPTY:
+        node = sc[S_N_CCT]
+        sc[S_N_CCT] = node + 1
+        sc[S_CCT_USED] += 1
+        cct_k[slot] = key
+        cct_v[slot] = node
+        cct[node, CT_PARENT] = parent_cct
+        cct[node, CT_KEY] = ckey
+    node = cct_v[slot]
+    cct[node, CT_CALLS] += 1
+    rows[r, COL_METHOD] = method
+    rows[r, COL_PARENT] = parent
+    rows[r, COL_DEPTH] = d
+    rows[r, COL_FIRST] = ev
+    rows[r, COL_LAST] = ev
+    rows[r, COL_FLAGS] = flags
+    rows[r, COL_SITE] = site
+    rows[r, COL_CALLER_BLOCK] = caller_block
+    rows[r, COL_RECEIVER] = 0
+    rows[r, COL_EXC_CLASS] = 0
+    rows[r, COL_INCL_BLOCKS] = 0
+    rows[r, COL_INCL_BYTECODES] = 0
+    rows[r, COL_END] = row + 1
+    rows[r, COL_CCT] = node
+    st[d, ST_ROW] = row
+    st[d, ST_METHOD] = method
+    st[d, ST_SYN] = syn
+    st[d, ST_SITE] = site
+    st[d, ST_BLOCK] = -1
+    st[d, ST_PTR] = -1
+    st[d, ST_CBLK] = sc[S_CUM_BLOCKS]
+    st[d, ST_CBC] = sc[S_CUM_BC]
+    st[d, ST_CCT] = node
+    st[d, ST_FLAGS] = flags
+    sc[S_DEPTH] = d + 1
+    sc[S_LAST_STARTED] = row
+    return row
+
+
+@numba.njit(cache=True, _nrt=False)
+def _pop(sc, st, rows, patches, cct, ev, extra_flags):
+    """Close the top frame at event ``ev``; returns (row, final flags)."""
+    d = sc[S_DEPTH] - 1
+    sc[S_DEPTH] = d
+    row = st[d, ST_ROW]
+    flags = st[d, ST_FLAGS] | extra_flags
+    blocks = sc[S_CUM_BLOCKS] - st[d, ST_CBLK]
+    bc = sc[S_CUM_BC] - st[d, ST_CBC]
+    base = sc[S_BUF_BASE]
+    if row >= base:
+        r = row - base
+        rows[r, COL_LAST] = ev
+        rows[r, COL_FLAGS] = flags
+        rows[r, COL_INCL_BLOCKS] = blocks
+        rows[r, COL_INCL_BYTECODES] = bc
+        rows[r, COL_END] = sc[S_NEXT_ROW]
+    else:
+        _set(sc, rows, patches, row, COL_LAST, ev)
+        _set(sc, rows, patches, row, COL_FLAGS, flags)
+        _set(sc, rows, patches, row, COL_INCL_BLOCKS, blocks)
+        _set(sc, rows, patches, row, COL_INCL_BYTECODES, bc)
+        _set(sc, rows, patches, row, COL_END, sc[S_NEXT_ROW])
+    node = st[d, ST_CCT]
+    cct[node, CT_INCL_BC] += bc
+    cct[node, CT_INCL_BLOCKS] += blocks
+    cct[node, CT_FLAGS] |= flags
+    sc[S_LAST_POPPED] = row
+    return row, flags
+
+
+@numba.njit(cache=True, _nrt=False)
+def _enter_block(blk, sc, st, counts, edge_k, edge_v, f, gb):
+    """Frame f moves to block gb: count it and the edge from its previous block."""
+    prev = st[f, ST_BLOCK]
+    if prev >= 0:
+        key = (prev << 32) | gb
+        slot = _slot(edge_k, key)
+        if edge_k[slot] == EMPTY:
+            edge_k[slot] = key
+            sc[S_EDGES_USED] += 1
+        edge_v[slot] += 1
+    st[f, ST_BLOCK] = gb
+    st[f, ST_PTR] = blk[gb, B_SITE0]
+    counts[gb] += 1
+    sc[S_CUM_BLOCKS] += 1
+    sc[S_CUM_BC] += blk[gb, B_BC]
+
+
+# ---------------------------------------------------------------------- the unusual cases
+
+@numba.njit(cache=True, _nrt=False)
+def _emit_site(S, T, site, caller_block, ev):
+    """A call whose callee never started: a synthetic row, opened and closed at once."""
+    flags = F_NATIVE if S.sites[site, SI_KIND] == SITE_NATIVE else F_UNTRACED
+    _push(T.sc, T.st, T.rows, T.cct_k, T.cct_v, T.cct, S.sites[site, SI_TARGET], SYNTHETIC_KEY + site, ev, site,
+          caller_block, flags, 1)
+    T.sstat[site, SS_CALLS] += 1
+    _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, 0)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _leave_block(S, T, f, ev):
+    """Frame f leaves its current block normally: the call sites not yet matched were executed
+    and their callees never started."""
+    b = T.st[f, ST_BLOCK]
+    if b < 0:
+        return
+    end = S.blk[b + 1, B_SITE0]
+    p = T.st[f, ST_PTR]
+    while p < end:
+        _emit_site(S, T, p, b, ev)
+        p += 1
+    T.st[f, ST_PTR] = end
+
+
+@numba.njit(cache=True, _nrt=False)
+def _exception(T, throw_row, catch_row, throw_ev, catch_ev, cls):
+    n = T.sc[S_N_EXC]
+    T.exc[n, 0] = throw_row
+    T.exc[n, 1] = catch_row
+    T.exc[n, 2] = throw_ev
+    T.exc[n, 3] = catch_ev
+    T.exc[n, 4] = cls
+    T.sc[S_N_EXC] = n + 1
+
+
+@numba.njit(cache=True, _nrt=False)
+def _catch(T, f, ev):
+    """An exception is caught in frame f at event ev: end the unwinding episode (or record an
+    exception thrown and caught within f)."""
+    if T.sc[S_UNWINDING] == 1:
+        _exception(T, T.sc[S_UNW_ROW], T.st[f, ST_ROW], T.sc[S_UNW_EVENT], ev, T.sc[S_UNW_CLASS])
+        T.sc[S_UNWINDING] = 0
+        T.sc[S_N_EPISODE] = 0
+    else:
+        _exception(T, T.st[f, ST_ROW], T.st[f, ST_ROW], ev, ev, 0)
+    T.st[f, ST_FLAGS] |= F_CAUGHT
+
+
+@numba.njit(cache=True, _nrt=False)
+def _unwind_pop(T, ev, inferred):
+    """Pop the top frame as left by an exception, as part of the current unwinding episode."""
+    row, flags = _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, F_EXCEPTIONAL | (F_INFERRED if inferred else 0))
+    if T.sc[S_UNWINDING] == 0:
+        T.sc[S_UNWINDING] = 1
+        T.sc[S_UNW_ROW] = row
+        T.sc[S_UNW_EVENT] = ev
+        T.sc[S_UNW_CLASS] = 0
+        T.sc[S_N_EPISODE] = 0
+    n = T.sc[S_N_EPISODE]
+    T.ep[n, 0] = row
+    T.ep[n, 1] = flags
+    T.sc[S_N_EPISODE] = n + 1
+    if inferred:
+        T.sc[S_INFERRED] += 1
+
+
+@numba.njit(cache=True, _nrt=False)
+def _uncaught(T):
+    """The unwinding episode reached the bottom of the thread: the exception was not caught."""
+    for i in range(T.sc[S_N_EPISODE]):
+        _set(T.sc, T.rows, T.patches, T.ep[i, 0], COL_FLAGS, T.ep[i, 1] | F_UNCAUGHT)
+    _exception(T, T.sc[S_UNW_ROW], -1, T.sc[S_UNW_EVENT], T.sc[S_LAST_EVENT], T.sc[S_UNW_CLASS])
+    T.sc[S_UNWINDING] = 0
+    T.sc[S_N_EPISODE] = 0
+
+
+@numba.njit(cache=True, _nrt=False)
+def _caught_somewhere(T, ev):
+    """Code runs again while an exception was propagating: it was caught where no handler entry is
+    recorded (native or untraced code, or a handler without a block word of its own)."""
+    top = T.sc[S_DEPTH] - 1
+    if top >= 0:
+        _catch(T, top, ev)
+    else:
+        _uncaught(T)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _top_java(T):
+    """Index of the topmost frame of Java code (-1 if none)."""
+    d = T.sc[S_DEPTH] - 1
+    while d >= 0 and T.st[d, ST_SYN] == 1:
+        d -= 1
+    return d
+
+
+@numba.njit(cache=True, _nrt=False)
+def _close_synthetic_above(T, f, ev, extra):
+    """Close the synthetic (native/untraced) frames above frame f: those calls returned to f."""
+    while T.sc[S_DEPTH] - 1 > f:
+        _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, extra)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _find_frame(S, T, method, gb):
+    """The nearest Java frame of ``method`` whose current block lists handler block ``gb``
+    (``gb < 0``: any frame of the method); -1 if none."""
+    d = T.sc[S_DEPTH] - 1
+    while d >= 0:
+        if T.st[d, ST_SYN] == 0 and T.st[d, ST_METHOD] == method:
+            if gb < 0:
+                return d
+            b = T.st[d, ST_BLOCK]
+            if b >= 0:
+                for h in range(S.blk[b, B_HND0], S.blk[b + 1, B_HND0]):
+                    if S.hnd[h, H_TARGET] == gb:
+                        return d
+        d -= 1
+    return -1
+
+
+@numba.njit(cache=True, _nrt=False)
+def _has_catch_all(S, b):
+    if b < 0:
+        return False
+    for h in range(S.blk[b, B_HND0], S.blk[b + 1, B_HND0]):
+        if S.hnd[h, H_CATCH_ALL] == 1:
+            return True
+    return False
+
+
+@numba.njit(cache=True, _nrt=False)
+def _enter(S, T, f, gb):
+    _enter_block(S.blk, T.sc, T.st, T.counts, T.edge_k, T.edge_v, f, gb)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _on_block(S, T, gb, ev):
+    bm = S.blk[gb, B_METHOD]
+    f = _top_java(T)
+    if f >= 0 and T.st[f, ST_METHOD] == bm:
+        _close_synthetic_above(T, f, ev - 1, 0)
+        if S.blk[gb, B_IS_HANDLER] == 1 or T.sc[S_UNWINDING] == 1:
+            # A handler entry, or a block reached after a child's exceptional exit through a
+            # handler whose own block records nothing: the exception is caught here.
+            _catch(T, f, ev)
+        else:
+            _leave_block(S, T, f, ev)
+        _enter(S, T, f, gb)
+        return
+    # The block does not continue the top frame: an exception unwound frames without records
+    # (or records are missing). Seed §4: unwind to the frame whose current block lists the
+    # handler; in recursion that may be an outer frame of the same method.
+    if S.blk[gb, B_IS_HANDLER] == 1:
+        f = _find_frame(S, T, bm, gb)
+        if f >= 0:
+            while T.sc[S_DEPTH] - 1 > f:
+                _unwind_pop(T, ev - 1, True)
+            _catch(T, f, ev)
+            _enter(S, T, f, gb)
+            return
+    f = _find_frame(S, T, bm, -1)
+    if f >= 0:
+        # Frames above f ended without a record (events lost, or an exception caught by code that
+        # records no handler entry).
+        while T.sc[S_DEPTH] - 1 > f:
+            _unwind_pop(T, ev - 1, True)
+        if T.sc[S_UNWINDING] == 1:
+            _catch(T, f, ev)
+        _enter(S, T, f, gb)
+        return
+    # A frame that began before tracing (or whose start was lost).
+    if T.sc[S_UNWINDING] == 1:
+        _caught_somewhere(T, ev)
+    d = T.sc[S_DEPTH]
+    caller_block = T.st[d - 1, ST_BLOCK] if d > 0 else -1
+    _push(T.sc, T.st, T.rows, T.cct_k, T.cct_v, T.cct, bm, bm, ev, -1, caller_block, F_TRUNCATED | F_NO_START, 0)
+    T.sc[S_NO_START] += 1
+    _enter(S, T, T.sc[S_DEPTH] - 1, gb)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _site_ahead(S, T, f, mid):
+    """Does a call site still ahead in frame f's current block call ``mid``?"""
+    b = T.st[f, ST_BLOCK]
+    if b < 0:
+        return False
+    key = S.meth[mid, MT_KEY]
+    for s in range(T.st[f, ST_PTR], S.blk[b + 1, B_SITE0]):
+        if S.sites[s, SI_KEY] == key:
+            return True
+    return False
+
+
+@numba.njit(cache=True, _nrt=False)
+def _on_start(S, T, mid, ev):
+    if T.sc[S_UNWINDING] == 1:
+        _caught_somewhere(T, ev)
+    d = T.sc[S_DEPTH]
+    sc, st, rows, cct_k, cct_v, cct = T.sc, T.st, T.rows, T.cct_k, T.cct_v, T.cct
+    if d == 0:
+        _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, -1, F_IMPLICIT, 0)
+        return
+    top = d - 1
+    if st[top, ST_SYN] == 1:
+        f = _top_java(T)
+        if f >= 0 and _site_ahead(S, T, f, mid):
+            # The native/untraced call returned, and its caller makes its next call.
+            _close_synthetic_above(T, f, ev - 1, 0)
+            top = f
+        else:
+            _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, -1, 0, 0)  # a callback from it
+            return
+    b = st[top, ST_BLOCK]
+    mflags = S.meth[mid, MT_FLAGS]
+    if b < 0 or mflags & M_IMPLICIT_ONLY:
+        flags = F_IMPLICIT if S.meth[st[top, ST_METHOD], MT_BLOCKS] > 0 else 0
+        _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, b, flags, 0)
+        return
+    key = S.meth[mid, MT_KEY]
+    hidden = (mflags & M_HIDDEN_CLASS) != 0
+    p = st[top, ST_PTR]
+    end = S.blk[b + 1, B_SITE0]
+    match = -1
+    s = p
+    while s < end:
+        if S.sites[s, SI_KEY] == key or (hidden and S.sites[s, SI_KIND] == SITE_DYNAMIC):
+            match = s
+            break
+        s += 1
+    if match >= 0:
+        while p < match:  # calls made before this one whose callees never started
+            _emit_site(S, T, p, b, ev)
+            p += 1
+        st[top, ST_PTR] = match + 1
+        T.sstat[match, SS_CALLS] += 1
+        _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, match, b, 0, 0)
+        return
+    if p < end and S.sites[p, SI_KIND] != SITE_DIRECT and not mflags & M_UPCALL:
+        # Java code called back from the pending call (reflection, a native method, an untraced
+        # dispatch target): nest it under a synthetic row for that call.
+        flags = F_NATIVE if S.sites[p, SI_KIND] == SITE_NATIVE else F_UNTRACED
+        _push(sc, st, rows, cct_k, cct_v, cct, S.sites[p, SI_TARGET], SYNTHETIC_KEY + p, ev, p, b, flags, 1)
+        T.sstat[p, SS_CALLS] += 1
+        st[top, ST_PTR] = p + 1
+        _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, -1, 0, 0)
+        return
+    _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, b, F_IMPLICIT, 0)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _on_end(S, T, mid, ev, exceptional):
+    f = _top_java(T)
+    if f >= 0 and T.st[f, ST_METHOD] == mid:
+        _close_synthetic_above(T, f, ev - 1, F_EXCEPTIONAL if exceptional else 0)
+    else:
+        f = _find_frame(S, T, mid, -1)
+        if f < 0:
+            # Ends without a recorded start: a zero-length truncated row.
+            if T.sc[S_UNWINDING] == 1 and not exceptional:
+                _caught_somewhere(T, ev)
+            d = T.sc[S_DEPTH]
+            caller_block = T.st[d - 1, ST_BLOCK] if d > 0 else -1
+            _push(T.sc, T.st, T.rows, T.cct_k, T.cct_v, T.cct, mid, mid, ev, -1, caller_block, F_TRUNCATED | F_NO_START, 0)
+            T.sc[S_NO_START] += 1
+            if exceptional:
+                _unwind_pop(T, ev, False)
+                if T.sc[S_DEPTH] == 0:
+                    _uncaught(T)
+            else:
+                _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, 0)
+            return
+        while T.sc[S_DEPTH] - 1 > f:  # frames whose exits were not recorded
+            _unwind_pop(T, ev - 1, True)
+    if not exceptional:
+        if T.sc[S_UNWINDING] == 1:
+            _catch(T, f, ev)
+        _leave_block(S, T, f, ev)
+        _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, 0)
+        return
+    if T.sc[S_UNWINDING] == 1 and _has_catch_all(S, T.st[f, ST_BLOCK]):
+        # javac's handler of a synchronized block records no block word (it covers itself): it
+        # caught the exception, and this frame rethrows it.
+        _catch(T, f, ev)
+    _unwind_pop(T, ev, False)
+    if T.sc[S_DEPTH] == 0:
+        _uncaught(T)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _on_receiver(T, cls):
+    row = T.sc[S_LAST_STARTED]
+    if row < 0:
+        return
+    _set(T.sc, T.rows, T.patches, row, COL_RECEIVER, cls)
+    d = T.sc[S_DEPTH] - 1
+    if d < 0 or T.st[d, ST_ROW] != row:
+        return
+    site = T.st[d, ST_SITE]
+    if site < 0:
+        return
+    key = (site << 32) | cls
+    slot = _slot(T.recv_k, key)
+    if T.recv_k[slot] == EMPTY:
+        T.recv_k[slot] = key
+        T.sc[S_RECV_USED] += 1
+    T.recv_v[slot] += 1
+    last = T.sstat[site, SS_LAST_RECEIVER]
+    if last != cls:
+        if last != 0:
+            T.sstat[site, SS_CHANGES] += 1
+        T.sstat[site, SS_LAST_RECEIVER] = cls
+
+
+@numba.njit(cache=True, _nrt=False)
+def _slow_event(S, T, w, ev):
+    """Every event the fast paths of :func:`replay` do not handle."""
+    t = w >> 30
+    if t == 3:
+        page = (w >> 11) & 0x7FFFF
+        base = S.page_base[page] if page < len(S.page_base) else -1
+        if base < 0:
+            T.sc[S_UNKNOWN_IDS] += 1
+        else:
+            _on_block(S, T, base + (w & 0x7FF), ev)
+    elif t == 1 or t == 2:
+        mid = (w >> 11) & 0x7FFFF
+        if mid >= len(S.meth) or S.meth[mid, MT_KEY] < 0:
+            T.sc[S_UNKNOWN_IDS] += 1
+        elif t == 1:
+            _on_start(S, T, mid, ev)
+        else:
+            _on_end(S, T, mid, ev, False)
+    else:
+        sub = (w >> 27) & 7
+        val = w & 0x7FFFFFF
+        if sub == 2:
+            if val >= len(S.meth) or S.meth[val, MT_KEY] < 0:
+                T.sc[S_UNKNOWN_IDS] += 1
+            else:
+                _on_end(S, T, val, ev, True)
+        elif sub == 4:
+            row = T.sc[S_LAST_POPPED]
+            if row >= 0:
+                _set(T.sc, T.rows, T.patches, row, COL_EXC_CLASS, val)
+            if T.sc[S_UNWINDING] == 1:
+                T.sc[S_UNW_CLASS] = val
+        elif sub == 1:
+            _on_receiver(T, val)
+        elif sub == 0:
+            n = T.sc[S_N_LOADS]
+            T.loads[n, 0] = ev
+            T.loads[n, 1] = val
+            T.sc[S_N_LOADS] = n + 1
+
+
+@numba.njit(cache=True, _nrt=False)
+def _room(S, T):
+    """DONE if every buffer has room for the worst single event, else what to make room in."""
+    sc = T.sc
+    d = sc[S_DEPTH]
+    if sc[S_NEXT_ROW] - sc[S_BUF_BASE] + S.max_sites + 6 > len(T.rows):
+        return ROWS_FULL
+    if sc[S_N_PATCHES] + 8 * (d + sc[S_N_EPISODE] + S.max_sites + 4) > len(T.patches):
+        return PATCHES_FULL
+    if sc[S_N_EXC] + 4 > len(T.exc):
+        return EXC_FULL
+    if sc[S_N_LOADS] + 1 > len(T.loads):
+        return LOADS_FULL
+    if sc[S_N_EPISODE] + d + 4 > len(T.ep):
+        return EPISODE_FULL
+    if d + S.max_sites + 4 > len(T.st):
+        return STACK_FULL
+    if 2 * (sc[S_EDGES_USED] + 2) > len(T.edge_k):
+        return EDGES_FULL
+    if 2 * (sc[S_RECV_USED] + 2) > len(T.recv_k):
+        return RECV_FULL
+    if 2 * (sc[S_CCT_USED] + S.max_sites + 4) > len(T.cct_k) or sc[S_N_CCT] + S.max_sites + 4 > len(T.cct):
+        return CCT_FULL
+    return DONE
+
+
+@numba.njit(cache=True, _nrt=False)
+def _budget(S, T):
+    """How many fast-path events fit in the buffers after the worst slow event's margin (a fast
+    event adds at most one row, edge, receiver entry, context node and frame, five patches)."""
+    sc = T.sc
+    d = sc[S_DEPTH]
+    margin = S.max_sites + 8
+    room = min(4096,
+               len(T.rows) - (sc[S_NEXT_ROW] - sc[S_BUF_BASE]) - margin,
+               len(T.edge_k) // 2 - sc[S_EDGES_USED] - 2,
+               len(T.recv_k) // 2 - sc[S_RECV_USED] - 2,
+               len(T.cct_k) // 2 - sc[S_CCT_USED] - margin,
+               len(T.cct) - sc[S_N_CCT] - margin,
+               len(T.st) - d - margin,
+               (len(T.patches) - sc[S_N_PATCHES] - 8 * (d + sc[S_N_EPISODE] + margin)) // 16)
+    return max(0, room)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _fast(words, first, k, stop, sc, st, rows, patches, counts, cct, edge_k, edge_v, recv_k, recv_v, cct_k,
+          cct_v, sstat, page_base, blk, sites, meth):
+    """Handle events from ``k`` while they are common ones, up to ``stop``; returns the index of
+    the first event left for :func:`_slow_event` (or ``stop``). Takes plain arrays only: reading
+    arrays out of the state tuples inside the loop costs a reference-count update each time."""
+    n_pages = len(page_base)
+    n_meth = len(meth)
+    while k < stop:
+        d = sc[S_DEPTH]
+        if sc[S_UNWINDING] != 0 or d == 0 or st[d - 1, ST_SYN] != 0:
+            return k
+        top = d - 1
+        w = np.int64(words[k])
+        t = w >> 30
+        if t == 3:
+            page = (w >> 11) & 0x7FFFF
+            if page >= n_pages:
+                return k
+            base = page_base[page]
+            if base < 0:
+                return k
+            gb = base + (w & 0x7FF)
+            b = st[top, ST_BLOCK]
+            if blk[gb, B_METHOD] != st[top, ST_METHOD] or blk[gb, B_IS_HANDLER] != 0 or \
+                    (b >= 0 and st[top, ST_PTR] < blk[b + 1, B_SITE0]):
+                return k
+            # The next block of the top frame, every call of the previous block matched.
+            _enter_block(blk, sc, st, counts, edge_k, edge_v, top, gb)
+        elif t == 1:
+            mid = (w >> 11) & 0x7FFFF
+            b = st[top, ST_BLOCK]
+            if mid >= n_meth or b < 0 or meth[mid, MT_KEY] < 0:
+                return k
+            p = st[top, ST_PTR]
+            if p >= blk[b + 1, B_SITE0] or sites[p, SI_KEY] != meth[mid, MT_KEY] \
+                    or meth[mid, MT_FLAGS] & M_IMPLICIT_ONLY != 0:
+                return k
+            # The callee of the next call site of the caller's block.
+            st[top, ST_PTR] = p + 1
+            sstat[p, SS_CALLS] += 1
+            _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, first + k, p, b, 0, 0)
+        elif t == 2:
+            mid = (w >> 11) & 0x7FFFF
+            b = st[top, ST_BLOCK]
+            if mid != st[top, ST_METHOD] or (b >= 0 and st[top, ST_PTR] < blk[b + 1, B_SITE0]):
+                return k
+            _pop(sc, st, rows, patches, cct, first + k, 0)
+        elif (w >> 27) & 7 == 1:
+            # A receiver's class, right after the start of an instance method.
+            cls = w & 0x7FFFFFF
+            row = sc[S_LAST_STARTED]
+            if row < sc[S_BUF_BASE] or st[top, ST_ROW] != row:
+                return k
+            rows[row - sc[S_BUF_BASE], COL_RECEIVER] = cls
+            site = st[top, ST_SITE]
+            if site >= 0:
+                key = (site << 32) | cls
+                slot = _slot(recv_k, key)
+                if recv_k[slot] == EMPTY:
+                    recv_k[slot] = key
+                    sc[S_RECV_USED] += 1
+                recv_v[slot] += 1
+                last = sstat[site, SS_LAST_RECEIVER]
+                if last != cls:
+                    if last != 0:
+                        sstat[site, SS_CHANGES] += 1
+                    sstat[site, SS_LAST_RECEIVER] = cls
+        else:
+            return k
+        sc[S_LAST_EVENT] = first + k
+        k += 1
+    return k
+
+
+@numba.njit(cache=True, _nrt=False)
+def replay(S, T, words, first):
+    """Replay ``words`` (event ``k`` is the stream's event ``first + k``) from ``T.sc[S_POS]`` on.
+    Returns DONE, or the buffer to make room in before calling again."""
+    n = len(words)
+    k = T.sc[S_POS]
+    while k < n:
+        code = _room(S, T)
+        if code != DONE:
+            T.sc[S_POS] = k
+            return code
+        stop = min(n, k + _budget(S, T))
+        k = _fast(words, first, k, stop, T.sc, T.st, T.rows, T.patches, T.counts, T.cct, T.edge_k, T.edge_v,
+                  T.recv_k, T.recv_v, T.cct_k, T.cct_v, T.sstat, S.page_base, S.blk, S.sites, S.meth)
+        if k < stop or stop == k and k < n and _budget(S, T) == 0:
+            # One event the fast path does not handle (the room check above covers it).
+            _slow_event(S, T, np.int64(words[k]), first + k)
+            T.sc[S_LAST_EVENT] = first + k
+            k += 1
+    T.sc[S_POS] = k
+    return DONE
+
+
+@numba.njit(cache=True)
+def rehash(keys, vals, new_size):
+    """A table of ``new_size`` slots with the same entries."""
+    out_k = np.full(new_size, EMPTY, np.int64)
+    out_v = np.zeros(new_size, np.int64)
+    for i in range(len(keys)):
+        if keys[i] != EMPTY:
+            j = _slot(out_k, keys[i])
+            out_k[j] = keys[i]
+            out_v[j] = vals[i]
+    return out_k, out_v
+
+
+@numba.njit(cache=True, _nrt=False)
+def finish(S, T, thread_ended):
+    """The stream ended. Open frames: if the thread ended they were left by an uncaught exception
+    (a trace without exception-exit records); otherwise the trace was cut off (truncated)."""
+    ev = T.sc[S_LAST_EVENT]
+    if thread_ended and T.sc[S_DEPTH] > 0:
+        while T.sc[S_DEPTH] > 0:
+            _unwind_pop(T, ev, True)
+        _uncaught(T)
+        return
+    if T.sc[S_UNWINDING] == 1:
+        if T.sc[S_DEPTH] == 0:
+            _uncaught(T)
+        else:
+            T.sc[S_UNWINDING] = 0
+    while T.sc[S_DEPTH] > 0:
+        _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, F_TRUNCATED)
+
+
+@numba.njit(cache=True, _nrt=False)
+def cut(S, T, ev):
+    """Events were lost before ``ev``: the stack is unknown from here; close every frame."""
+    T.sc[S_UNWINDING] = 0
+    T.sc[S_N_EPISODE] = 0
+    while T.sc[S_DEPTH] > 0:
+        _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, F_TRUNCATED)

@@ -1,0 +1,454 @@
+"""static.xml as columnar arrays, indexed the way replay needs them.
+
+Replay looks everything up by number: a block word's low 30 bits go through ``page_base`` to a
+*global block index* (``gb``), blocks point to contiguous ranges of call sites and handlers, and
+every call site carries its *kind* (can its callee be expected to start?) resolved once here
+against the loaded classes. Strings (names, descriptors, lines) stay in Python lists, used only for
+display.
+
+The XML is read with lxml's iterparse, one ``<class>`` at a time (no entity expansion, no
+network), and the arrays are cached as one ``.npz`` so a second open does not parse again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+
+from jbgui.model import layout
+from jbgui.model.errors import TraceError
+
+# Call-site kinds: what replay may expect of the callee.
+SITE_DIRECT = 0    # invokestatic/invokespecial of an instrumented method: the callee starts
+SITE_NATIVE = 1    # a native (or signature-polymorphic) method: it never starts
+SITE_UNTRACED = 2  # a method that is not instrumented (filtered, intrinsic, unknown class)
+SITE_VIRTUAL = 3   # invokevirtual/invokeinterface: usually starts, may dispatch to untraced code
+SITE_DYNAMIC = 4   # invokedynamic: the linked target (a hidden class) or nothing traced
+
+# Method flags.
+M_NATIVE = 1
+M_ABSTRACT = 2
+M_INTRINSIC = 4
+M_INSTRUMENTED = 8      # start/end recorded (fully or method-only)
+M_STATIC = 16
+M_HIDDEN_CLASS = 32     # declared by a hidden class (lambda proxies): matches invokedynamic sites
+M_IMPLICIT_ONLY = 64    # never called from a call site (<clinit>)
+M_JDK = 128
+
+CACHE_VERSION = 3
+
+
+@dataclass
+class Statics:
+    """Columnar static information. Index conventions:
+
+    - methods by method id (``0`` unused); ``m_*`` arrays have ``max_method_id + 1`` entries;
+    - blocks by global block index ``gb``; ``page_base[page_id] + index_in_page`` gives it;
+    - call sites and handlers by their global index, contiguous per block.
+    """
+
+    # classes (by class id)
+    c_name: list[str]
+    c_loader: list[str]
+    c_super: list[str]
+    c_jdk: np.ndarray
+    c_hidden: np.ndarray
+    c_instrumented: np.ndarray
+    # methods (by method id)
+    m_class: np.ndarray
+    m_flags: np.ndarray
+    m_key: np.ndarray          # interned name+descriptor, to match callees against call sites
+    m_blocks: np.ndarray
+    m_block_base: np.ndarray   # gb of block 0 (-1 without blocks)
+    m_name: list[str]
+    m_desc: list[str]
+    page_base: np.ndarray      # page id -> gb of the page's block 0 (-1: not a block page)
+    # blocks (by gb)
+    b_method: np.ndarray
+    b_index: np.ndarray
+    b_start: np.ndarray
+    b_end: np.ndarray
+    b_metrics: np.ndarray      # (blocks, 19) int32, in layout.METRIC_NAMES order
+    b_site_begin: np.ndarray   # call sites of block gb: site_begin[gb] .. site_begin[gb+1]
+    b_handler_begin: np.ndarray
+    b_is_handler: np.ndarray   # the block is a handler entry
+    b_lines: list[str]
+    # call sites
+    s_block: np.ndarray
+    s_offset: np.ndarray
+    s_kind: np.ndarray
+    s_key: np.ndarray
+    s_target: np.ndarray       # resolved method id, 0 when unknown
+    s_opcode: np.ndarray       # 0 virtual 1 special 2 static 3 interface 4 dynamic
+    s_call: list[str]
+    # exception handlers
+    h_block: np.ndarray        # the covering block
+    h_target: np.ndarray       # gb of the handler block (-1 unknown)
+    h_catch_all: np.ndarray
+    h_type: list[str]
+    # instruction listings (optional): gb -> text
+    instructions: dict[int, str]
+    problems: list[str]
+
+    # -------------------------------------------------------------- derived lookups
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.b_method)
+
+    @property
+    def n_sites(self) -> int:
+        return len(self.s_block)
+
+    @property
+    def max_method_id(self) -> int:
+        return len(self.m_class) - 1
+
+    def b_bytecodes(self) -> np.ndarray:
+        return self.b_metrics[:, 0]
+
+    def class_name_of_id(self, class_id: int) -> str:
+        if 0 < class_id < len(self.c_name) and self.c_name[class_id]:
+            return self.c_name[class_id].replace("/", ".")
+        return "?" if class_id == 0 else f"<class {class_id}>"
+
+    def class_of_method(self, method_id: int) -> str:
+        """Internal name (``pkg/Cls``) of the method's class."""
+        if 0 < method_id < len(self.m_class):
+            return self.c_name[int(self.m_class[method_id])] or ""
+        return ""
+
+    def method_qualified(self, method_id: int) -> str:
+        """``pkg.Cls.name(desc)ret`` for a method id ('' for 0 or unknown ids)."""
+        if not 0 < method_id < len(self.m_name) or not self.m_name[method_id]:
+            return ""
+        return f"{self.class_of_method(method_id).replace('/', '.')}.{self.m_name[method_id]}{self.m_desc[method_id]}"
+
+    def site_qualified(self, site: int) -> str:
+        """A call site's target as ``pkg.Cls.name(desc)``."""
+        owner, _, rest = self.s_call[site].partition(":")
+        paren = rest.find("(")
+        name, desc = (rest[:paren], rest[paren:]) if paren >= 0 else (rest, "")
+        return f"{owner.replace('/', '.')}.{name}{desc}" if owner else f"<invokedynamic>.{name}{desc}"
+
+    def block_sites(self, gb: int) -> range:
+        return range(int(self.b_site_begin[gb]), int(self.b_site_begin[gb + 1]))
+
+    def block_handlers(self, gb: int) -> range:
+        return range(int(self.b_handler_begin[gb]), int(self.b_handler_begin[gb + 1]))
+
+    def method_blocks(self, method_id: int) -> range:
+        base = int(self.m_block_base[method_id])
+        return range(base, base + int(self.m_blocks[method_id])) if base >= 0 else range(0)
+
+    def block_of_word(self, word_low30: int) -> int:
+        page, index = word_low30 >> layout.BLOCK_BITS, word_low30 & (layout.BLOCKS_PER_PAGE - 1)
+        if not 0 < page < len(self.page_base) or self.page_base[page] < 0:
+            return -1
+        return int(self.page_base[page]) + index
+
+    def find_methods(self, class_name: str, name: str, desc: str | None = None) -> list[int]:
+        """Method ids by class (internal or dotted name), method name and optional descriptor."""
+        class_name = class_name.replace(".", "/")
+        return [mid for mid in range(1, len(self.m_name))
+                if self.m_name[mid] == name and (desc is None or self.m_desc[mid] == desc)
+                and self.class_of_method(mid) == class_name]
+
+
+# ---------------------------------------------------------------------- loading
+
+_OPCODES = {"INVOKEVIRTUAL": 0, "INVOKESPECIAL": 1, "INVOKESTATIC": 2, "INVOKEINTERFACE": 3, "INVOKEDYNAMIC": 4}
+_METRICS = len(layout.METRIC_NAMES)
+
+
+def load_statics(trace_path: Path, cache_dir: Path | None = None) -> Statics:
+    """static.xml of a trace directory, from the cache in ``cache_dir`` when it is current."""
+    xml = Path(trace_path) / "static.xml"
+    try:
+        st = xml.stat()
+    except FileNotFoundError as error:
+        raise TraceError(f"{xml}: missing; this trace has no static information") from error
+    stamp = f"{CACHE_VERSION}:{st.st_size}:{st.st_mtime_ns}"
+    cached = cache_dir / "statics.npz" if cache_dir is not None else None
+    if cached is not None and cached.exists():
+        try:
+            return _from_npz(cached, stamp)
+        except (OSError, ValueError, KeyError):
+            pass  # stale or damaged: parse again
+    statics = _parse(xml)
+    if cached is not None:
+        try:
+            _to_npz(statics, cached, stamp)
+        except OSError:
+            pass  # a read-only place: no cache, same results
+    return statics
+
+
+def _parse(xml: Path) -> Statics:
+    problems: list[str] = []
+    classes: dict[int, tuple] = {}
+    methods: list[tuple] = []      # (id, class_id, name, desc, flags, blocks, pages, [blocks])
+    # resolve_entities/no_network: static.xml is data, never a reason to fetch or expand anything.
+    parser_args = dict(events=("end",), tag="class", recover=False, resolve_entities=False,
+                       no_network=True, huge_tree=True)
+    try:
+        for _event, element in etree.iterparse(str(xml), **parser_args):
+            _read_class(element, classes, methods)
+            element.clear(keep_tail=False)
+            while element.getprevious() is not None:
+                del element.getparent()[0]
+    except etree.XMLSyntaxError as error:
+        line = getattr(error, "lineno", "?")
+        problems.append(f"{xml}: line {line}: {error.msg if hasattr(error, 'msg') else error} "
+                        f"(the {len(classes)} classes before it are loaded)")
+    except OSError as error:
+        raise TraceError(f"{xml}: cannot read: {error}") from error
+    return _build(classes, methods, problems)
+
+
+def _read_class(element, classes: dict, methods: list) -> None:
+    class_id = int(element.get("id"))
+    name = element.get("name")
+    jdk = element.get("jdk") == "true"
+    hidden = element.get("hidden") == "true"
+    instrumented = element.get("instrumented") == "true"
+    classes[class_id] = (name, element.get("loader", ""), element.get("super", ""), jdk, hidden, instrumented)
+    for m in element.iterfind("method"):
+        mid = m.get("id")
+        if mid is None:
+            continue
+        flags = 0
+        if m.get("native") == "true":
+            flags |= M_NATIVE
+        if m.get("abstract") == "true":
+            flags |= M_ABSTRACT
+        if m.get("intrinsic") == "true":
+            flags |= M_INTRINSIC
+        if m.get("instrumented") in ("true", "method-only"):
+            flags |= M_INSTRUMENTED
+        if m.get("static") == "true":
+            flags |= M_STATIC
+        if hidden:
+            flags |= M_HIDDEN_CLASS
+        if jdk:
+            flags |= M_JDK
+        mname = m.get("name")
+        if mname == "<clinit>":
+            flags |= M_IMPLICIT_ONLY
+        blocks = []
+        for b in m.iterfind("basic_block"):
+            sites = [(s.get("call", ""), s.get("type", ""), int(s.get("offset", "-1")))
+                     for s in b.iterfind("call_site_list/call_site")]
+            handlers = [(int(h.get("basic_block_id", "-1")), h.get("type"))
+                        for h in b.iterfind("exception_handler_list/exception_handler")]
+            instr = b.findtext("instructions")
+            blocks.append((int(b.get("index")), int(b.get("start", "-1")), int(b.get("end", "-1")),
+                           b.get("lines", ""), b.get("metrics", ""), sites, handlers, instr))
+        methods.append((int(mid), class_id, mname, m.get("desc"), flags,
+                        int(m.get("blocks", "0")), int(m.get("block_pages", "1")), blocks))
+
+
+def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
+    n_classes = (max(classes) + 1) if classes else 1
+    c_name = [""] * n_classes
+    c_loader = [""] * n_classes
+    c_super = [""] * n_classes
+    c_jdk = np.zeros(n_classes, np.bool_)
+    c_hidden = np.zeros(n_classes, np.bool_)
+    c_instr = np.zeros(n_classes, np.bool_)
+    for cid, (name, loader, sup, jdk, hidden, instr) in classes.items():
+        c_name[cid], c_loader[cid], c_super[cid] = name, loader, sup
+        c_jdk[cid], c_hidden[cid], c_instr[cid] = jdk, hidden, instr
+
+    max_mid = 0
+    for rec in methods:
+        max_mid = max(max_mid, rec[0] + max(rec[6], 1) - 1)
+    n_m = max_mid + 1
+    m_class = np.zeros(n_m, np.int32)
+    m_flags = np.zeros(n_m, np.int32)
+    m_key = np.full(n_m, -1, np.int32)
+    m_blocks = np.zeros(n_m, np.int32)
+    m_block_base = np.full(n_m, -1, np.int64)
+    page_base = np.full(n_m, -1, np.int64)
+    m_name = [""] * n_m
+    m_desc = [""] * n_m
+    keys: dict[str, int] = {}
+
+    b_method, b_index, b_start, b_end, b_lines, b_metrics = [], [], [], [], [], []
+    b_site_begin, b_handler_begin = [], []
+    s_block, s_offset, s_call, s_type = [], [], [], []
+    h_block, h_word, h_type = [], [], []
+    instructions: dict[int, str] = {}
+    word_to_gb: dict[int, int] = {}
+    gb = 0
+    for mid, cid, name, desc, flags, nblocks, pages, blocks in methods:
+        m_class[mid] = cid
+        m_flags[mid] = flags
+        m_name[mid], m_desc[mid] = name, desc
+        m_key[mid] = keys.setdefault(name + desc, len(keys))
+        if not blocks:
+            continue
+        m_blocks[mid] = len(blocks)
+        m_block_base[mid] = gb
+        for p in range(max(pages, 1)):
+            page_base[mid + p] = gb + p * layout.BLOCKS_PER_PAGE
+        for index, start, end, lines, metrics, sites, handlers, instr in blocks:
+            g = gb + index
+            word_to_gb[((mid + index // layout.BLOCKS_PER_PAGE) << layout.BLOCK_BITS)
+                       | (index % layout.BLOCKS_PER_PAGE)] = g
+        for index, start, end, lines, metrics, sites, handlers, instr in sorted(blocks, key=lambda b: b[0]):
+            g = len(b_method)
+            b_method.append(mid)
+            b_index.append(index)
+            b_start.append(start)
+            b_end.append(end)
+            b_lines.append(lines)
+            vals = metrics.split()
+            b_metrics.append([int(v) for v in vals[:_METRICS]] + [0] * (_METRICS - len(vals)))
+            b_site_begin.append(len(s_block))
+            for call, typ, offset in sites:
+                s_block.append(g)
+                s_offset.append(offset)
+                s_call.append(call)
+                s_type.append(typ)
+            b_handler_begin.append(len(h_block))
+            for word, typ in handlers:
+                h_block.append(g)
+                h_word.append(word)
+                h_type.append(typ or "")
+            if instr:
+                instructions[g] = instr
+        gb = len(b_method)
+    n_b = len(b_method)
+    b_site_begin.append(len(s_block))
+    b_handler_begin.append(len(h_block))
+
+    h_target = np.array([word_to_gb.get(w, -1) for w in h_word], np.int64)
+    b_is_handler = np.zeros(n_b + 1, np.bool_)
+    b_is_handler[h_target[h_target >= 0]] = True
+
+    statics = Statics(
+        c_name=c_name, c_loader=c_loader, c_super=c_super, c_jdk=c_jdk, c_hidden=c_hidden,
+        c_instrumented=c_instr,
+        m_class=m_class, m_flags=m_flags, m_key=m_key, m_blocks=m_blocks, m_block_base=m_block_base,
+        m_name=m_name, m_desc=m_desc, page_base=page_base,
+        b_method=np.array(b_method, np.int32), b_index=np.array(b_index, np.int32),
+        b_start=np.array(b_start, np.int32), b_end=np.array(b_end, np.int32),
+        b_metrics=np.array(b_metrics, np.int32).reshape(n_b, _METRICS),
+        b_site_begin=np.array(b_site_begin, np.int64), b_handler_begin=np.array(b_handler_begin, np.int64),
+        b_is_handler=b_is_handler[:n_b], b_lines=b_lines,
+        s_block=np.array(s_block, np.int64), s_offset=np.array(s_offset, np.int32),
+        s_kind=np.zeros(len(s_block), np.int8), s_key=np.full(len(s_block), -2, np.int32),
+        s_target=np.zeros(len(s_block), np.int32),
+        s_opcode=np.array([_OPCODES.get(t, 0) for t in s_type], np.int8), s_call=s_call,
+        h_block=np.array(h_block, np.int64), h_target=h_target,
+        h_catch_all=np.array([not t for t in h_type], np.bool_), h_type=h_type,
+        instructions=instructions, problems=problems,
+    )
+    _resolve_sites(statics, keys)
+    return statics
+
+
+def _resolve_sites(st: Statics, keys: dict[str, int]) -> None:
+    """Give every call site its callee key, target method and kind."""
+    by_class_name: dict[str, list[int]] = {}
+    for cid, name in enumerate(st.c_name):
+        if name:
+            by_class_name.setdefault(name, []).append(cid)
+    declared: dict[tuple[int, str], int] = {}
+    for mid in range(1, len(st.m_name)):
+        if st.m_name[mid]:
+            declared[(int(st.m_class[mid]), st.m_name[mid] + st.m_desc[mid])] = mid
+
+    def lookup(owner: str, key: str) -> int:
+        """The method a call resolves to: declared in owner or inherited from a superclass."""
+        seen = 0
+        while owner and seen < 64:
+            for cid in by_class_name.get(owner, ()):
+                mid = declared.get((cid, key))
+                if mid is not None:
+                    return mid
+            cids = by_class_name.get(owner)
+            owner = st.c_super[cids[0]] if cids else ""
+            seen += 1
+        return 0
+
+    resolved: dict[tuple[str, str, int], tuple[int, int]] = {}
+    for s, call in enumerate(st.s_call):
+        owner, _, key = call.partition(":")
+        op = int(st.s_opcode[s])
+        st.s_key[s] = keys.get(key, -1)
+        memo = resolved.get((owner, key, op))
+        if memo is None:
+            memo = _site_kind(st, owner, key, op, lookup)
+            resolved[(owner, key, op)] = memo
+        st.s_kind[s], st.s_target[s] = memo
+
+
+def _site_kind(st: Statics, owner: str, key: str, op: int, lookup) -> tuple[int, int]:
+    if op == 4:
+        return SITE_DYNAMIC, 0
+    if owner in ("java/lang/invoke/MethodHandle", "java/lang/invoke/VarHandle") and not lookup(owner, key):
+        # A signature-polymorphic call: its descriptor is the call's, not the declaration's. These
+        # methods are declared native; the JVM links them to LambdaForm code.
+        return SITE_NATIVE, 0
+    mid = lookup(owner, key)
+    if not mid:
+        return (SITE_VIRTUAL if op in (0, 3) else SITE_UNTRACED), 0
+    flags = int(st.m_flags[mid])
+    if flags & M_NATIVE:
+        return SITE_NATIVE, mid
+    if flags & M_ABSTRACT:
+        return SITE_VIRTUAL, mid
+    if not flags & M_INSTRUMENTED:
+        return (SITE_VIRTUAL if op in (0, 3) and not flags & M_INTRINSIC else SITE_UNTRACED), mid
+    return (SITE_VIRTUAL if op in (0, 3) else SITE_DIRECT), mid
+
+
+# ---------------------------------------------------------------------- cache
+
+_ARRAYS = ("c_jdk", "c_hidden", "c_instrumented", "m_class", "m_flags", "m_key", "m_blocks", "m_block_base",
+           "page_base", "b_method", "b_index", "b_start", "b_end", "b_metrics", "b_site_begin",
+           "b_handler_begin", "b_is_handler", "s_block", "s_offset", "s_kind", "s_key", "s_target",
+           "s_opcode", "h_block", "h_target", "h_catch_all")
+_STRINGS = ("c_name", "c_loader", "c_super", "m_name", "m_desc", "b_lines", "s_call", "h_type")
+
+
+def _to_npz(st: Statics, path: Path, stamp: str) -> None:
+    arrays = {name: getattr(st, name) for name in _ARRAYS}
+    for name in _STRINGS:
+        arrays[name] = np.frombuffer("\n".join(getattr(st, name)).encode("utf-8"), np.uint8)
+    keys = np.array(sorted(st.instructions), np.int64)
+    arrays["instr_keys"] = keys
+    arrays["instr_text"] = np.frombuffer("\0".join(st.instructions[k] for k in keys).encode("utf-8"), np.uint8)
+    arrays["problems"] = np.frombuffer("\n".join(st.problems).encode("utf-8"), np.uint8)
+    arrays["stamp"] = np.frombuffer(stamp.encode(), np.uint8)
+    tmp = path.with_suffix(".tmp.npz")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(tmp, **arrays)
+    tmp.replace(path)
+
+
+def _from_npz(path: Path, stamp: str) -> Statics:
+    with np.load(path, allow_pickle=False) as data:
+        if bytes(data["stamp"]).decode() != stamp:
+            raise ValueError("stale")
+        kwargs = {name: data[name] for name in _ARRAYS}
+        lengths = {"c_name": len(kwargs["c_jdk"]), "c_loader": len(kwargs["c_jdk"]), "c_super": len(kwargs["c_jdk"]),
+                   "m_name": len(kwargs["m_class"]), "m_desc": len(kwargs["m_class"]),
+                   "b_lines": len(kwargs["b_method"]), "s_call": len(kwargs["s_block"]),
+                   "h_type": len(kwargs["h_block"])}
+        for name in _STRINGS:
+            parts = bytes(data[name]).decode("utf-8").split("\n")
+            if len(parts) != max(lengths[name], 1):
+                raise ValueError(f"{name}: {len(parts)} strings for {lengths[name]} entries")
+            kwargs[name] = parts[:lengths[name]]
+        keys = data["instr_keys"]
+        texts = bytes(data["instr_text"]).decode("utf-8").split("\0") if len(keys) else []
+        kwargs["instructions"] = dict(zip(keys.tolist(), texts))
+        problems = bytes(data["problems"]).decode("utf-8")
+        kwargs["problems"] = problems.split("\n") if problems else []
+    return Statics(**kwargs)
