@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from jbgui import __version__
-from jbgui.cli import record
+from jbgui.cli import calls, record, stats
+from jbgui.cli.trace_input import TraceInputError
 from jbgui.launch import LaunchError
 
-SUBCOMMANDS: tuple[ModuleType, ...] = (record,)
+SUBCOMMANDS: tuple[ModuleType, ...] = (record, calls, stats)
 
 USAGE_ERROR = 2
 
@@ -28,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``jbtrace`` parser with every subcommand's parser attached."""
     parser = argparse.ArgumentParser(
         prog="jbtrace",
-        description="Record basic-block traces of Java programs (and, later, inspect them).",
+        description="Record basic-block traces of Java programs and inspect them.",
     )
     parser.add_argument("--version", action="version", version=f"jbtrace {__version__}")
     subparsers = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
@@ -68,9 +69,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{module.NAME} takes no command line after '--'")
     try:
         return module.run(args)
-    except LaunchError as error:
+    except (LaunchError, TraceInputError) as error:
         print(f"jbtrace: error: {error}", file=sys.stderr)
         return error.exit_status
+    except BrokenPipeError:
+        # The reader went away (``jbtrace calls … | head``): not an error.
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         return 130
 

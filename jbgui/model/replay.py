@@ -235,7 +235,7 @@ class ThreadReplayer:
         result.thread_ended = thread_ended
         result.exceptions = np.concatenate(self.exc) if self.exc else np.zeros((0, 5), np.int64)
         result.loads = np.concatenate(self.loads) if self.loads else np.zeros((0, 2), np.int64)
-        result.counts = T.counts
+        result.counts = T.counts.copy()
         n = int(T.sc[K.S_N_CCT])
         result.cct = {name: T.cct[:n, col].copy() for name, col in (
             ("parent", K.CT_PARENT), ("key", K.CT_KEY), ("calls", K.CT_CALLS), ("incl_bytecodes", K.CT_INCL_BC),
