@@ -344,13 +344,21 @@ def _find_frame(S, T, method, gb):
         if T.st[d, ST_SYN] == 0 and T.st[d, ST_METHOD] == method:
             if gb < 0:
                 return d
-            b = T.st[d, ST_BLOCK]
-            if b >= 0:
-                for h in range(S.blk[b, B_HND0], S.blk[b + 1, B_HND0]):
-                    if S.hnd[h, H_TARGET] == gb:
-                        return d
+            if _lists_handler(S, T.st[d, ST_BLOCK], gb):
+                return d
         d -= 1
     return -1
+
+
+@numba.njit(cache=True, _nrt=False)
+def _lists_handler(S, b, gb):
+    """Does block b list handler block gb?"""
+    if b < 0:
+        return False
+    for h in range(S.blk[b, B_HND0], S.blk[b + 1, B_HND0]):
+        if S.hnd[h, H_TARGET] == gb:
+            return True
+    return False
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -372,7 +380,8 @@ def _enter(S, T, f, gb):
 def _on_block(S, T, gb, ev):
     bm = S.blk[gb, B_METHOD]
     f = _top_java(T)
-    if f >= 0 and T.st[f, ST_METHOD] == bm:
+    if f >= 0 and T.st[f, ST_METHOD] == bm and (S.blk[gb, B_IS_HANDLER] == 0 or T.sc[S_UNWINDING] == 1
+                                                  or _lists_handler(S, T.st[f, ST_BLOCK], gb)):
         _close_synthetic_above(T, f, ev - 1, 0)
         if S.blk[gb, B_IS_HANDLER] == 1 or T.sc[S_UNWINDING] == 1:
             # A handler entry, or a block reached after a child's exceptional exit through a
