@@ -26,6 +26,8 @@ from jbgui.model.statics import Statics, load_statics
 from jbgui.model.tracedir import TraceDir
 
 CACHE_FORMAT = 4
+# Call columns larger than this are memory-mapped, smaller ones read into memory.
+MAP_COLUMNS_ABOVE = 4 << 20
 
 
 class Flag:
@@ -52,6 +54,11 @@ class Flag:
         return [name for name, bit in Flag.NAMES if flags & bit]
 
 
+# catch_row values that are not rows: the exception left the thread; it left a static initializer
+# and class initialization consumed it (the JVM then throws an ExceptionInInitializerError).
+CATCH_UNCAUGHT = K.CATCH_UNCAUGHT
+CATCH_CLASS_INIT = K.CATCH_CLASS_INIT
+
 EXCEPTION_DTYPE = np.dtype([("throw_row", "<i8"), ("catch_row", "<i8"), ("throw_event", "<i8"),
                             ("catch_event", "<i8"), ("exc_class", "<i8")])
 LOAD_DTYPE = np.dtype([("event", "<i8"), ("class_id", "<i8")])
@@ -73,8 +80,12 @@ class CallTable:
         self.rows = rows
         for name, (_col, dtype) in R.COLUMNS.items():
             path = directory / f"{name}.bin"
-            if rows:
+            if rows * np.dtype(dtype).itemsize > MAP_COLUMNS_ABOVE:
                 setattr(self, name, np.memmap(path, dtype=dtype, mode="r", shape=(rows,)))
+            elif rows:
+                # Small columns are read: every memory map holds a file descriptor open, and an
+                # explorer with a few traces open would run out of them.
+                setattr(self, name, np.fromfile(path, dtype=dtype, count=rows))
             else:
                 setattr(self, name, np.zeros(0, dtype=dtype))
 
@@ -128,7 +139,7 @@ class ThreadReplay:
     events: int
     ended: bool
     calls: CallTable
-    exceptions: np.ndarray      # EXCEPTION_DTYPE: throw_row, catch_row (-1 uncaught), events, class
+    exceptions: np.ndarray      # EXCEPTION_DTYPE: throw_row, catch_row (or CATCH_*), events, class
     class_loads: np.ndarray     # LOAD_DTYPE
     block_counts: np.ndarray    # per global block index
     cct: dict[str, np.ndarray]  # parent, key, calls, incl_bytecodes, incl_blocks, flags

@@ -15,7 +15,7 @@ import numpy as np
 
 from jbgui.model import layout
 from jbgui.model.analysis import Analysis, Flag, ThreadReplay
-from jbgui.model.replay_kernel import SYNTHETIC_KEY
+from jbgui.model.replay_kernel import CATCH_UNCAUGHT, SYNTHETIC_KEY
 
 
 def block_metric_totals(analysis: Analysis, counts: np.ndarray) -> dict[str, int]:
@@ -138,7 +138,7 @@ def thread_summary(analysis: Analysis, thread: ThreadReplay) -> dict:
         "blocks": int(thread.block_counts.sum()),
         "metrics": block_metric_totals(analysis, thread.block_counts),
         "exceptions": len(thread.exceptions),
-        "uncaught": int(np.count_nonzero(thread.exceptions["catch_row"] < 0)) if len(thread.exceptions) else 0,
+        "uncaught": int(np.count_nonzero(thread.exceptions["catch_row"] == CATCH_UNCAUGHT)) if len(thread.exceptions) else 0,
         "native_calls": int(np.count_nonzero(flags & Flag.NATIVE)),
         "untraced_calls": int(np.count_nonzero(flags & Flag.UNTRACED)),
         "implicit_calls": int(np.count_nonzero(flags & Flag.IMPLICIT)),

@@ -25,7 +25,9 @@ Semantics (docs/analysis.md has the full statement):
   under a synthetic row for that call;
 - EXCEPTION_EXIT pops a frame exceptionally; an event that no longer belongs to the top frame is
   resolved by unwinding to the frame whose current block lists the handler (seed §4), for traces
-  without exception-exit records and where a record could not be written.
+  without exception-exit records and where a record could not be written;
+- an exception that leaves a static initializer goes no further: the JVM's class initialization
+  consumes it (CATCH_CLASS_INIT) and throws an ExceptionInInitializerError of its own.
 """
 
 from __future__ import annotations
@@ -56,8 +58,8 @@ F_CALLBACK = 512      # called from native/untraced code (its parent is a synthe
 S_DEPTH, S_NEXT_ROW, S_CUM_BLOCKS, S_CUM_BC, S_UNWINDING, S_UNW_ROW, S_UNW_EVENT, S_UNW_CLASS, \
     S_LAST_POPPED, S_LAST_STARTED, S_N_PATCHES, S_N_EXC, S_N_LOADS, S_N_EPISODE, S_N_CCT, S_POS, \
     S_BUF_BASE, S_UNKNOWN_IDS, S_INFERRED, S_NO_START, S_EDGES_USED, S_RECV_USED, S_CCT_USED, \
-    S_LAST_EVENT = range(24)
-N_SCALARS = 24
+    S_LAST_EVENT, S_UNW_INIT = range(25)
+N_SCALARS = 25
 
 # Stack frame fields.
 ST_ROW, ST_METHOD, ST_SYN, ST_SITE, ST_BLOCK, ST_PTR, ST_CBLK, ST_CBC, ST_CCT, ST_FLAGS = range(10)
@@ -81,6 +83,11 @@ DONE, ROWS_FULL, PATCHES_FULL, EXC_FULL, LOADS_FULL, EPISODE_FULL, STACK_FULL, E
     RECV_FULL, CCT_FULL = range(10)
 
 EMPTY = -1
+# catch_row of an exception record: it left the thread (uncaught), or it left a static initializer
+# and the JVM's class initialization consumed it (rethrowing an ExceptionInInitializerError in the
+# frame that triggered the initialization, a new exception of its own).
+CATCH_UNCAUGHT = -1
+CATCH_CLASS_INIT = -2
 SYNTHETIC_KEY = 1 << 20   # calling-context key of a synthetic row: SYNTHETIC_KEY + call site
 
 Static = namedtuple("Static", "page_base blk sites hnd meth max_sites")
@@ -526,8 +533,21 @@ def _on_end(S, T, mid, ev, exceptional):
         # caught the exception, and this frame rethrows it.
         _catch(T, f, ev)
     _unwind_pop(T, ev, False)
-    if T.sc[S_DEPTH] == 0:
+    if S.meth[mid, MT_FLAGS] & M_IMPLICIT_ONLY:
+        # A static initializer left by an exception: class initialization consumes it. The episode
+        # ends at the next event but the THROWABLE that names the exception's class.
+        T.sc[S_UNW_INIT] = ev + 1
+    elif T.sc[S_DEPTH] == 0:
         _uncaught(T)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _consumed_by_class_init(T):
+    """End the unwinding episode at the static initializer it left (see CATCH_CLASS_INIT)."""
+    _exception(T, T.sc[S_UNW_ROW], CATCH_CLASS_INIT, T.sc[S_UNW_EVENT], T.sc[S_UNW_INIT] - 1, T.sc[S_UNW_CLASS])
+    T.sc[S_UNWINDING] = 0
+    T.sc[S_N_EPISODE] = 0
+    T.sc[S_UNW_INIT] = 0
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -559,6 +579,8 @@ def _on_receiver(T, cls):
 def _slow_event(S, T, w, ev):
     """Every event the fast paths of :func:`replay` do not handle."""
     t = w >> 30
+    if T.sc[S_UNW_INIT] != 0 and not (t == 0 and (w >> 27) & 7 == 4):
+        _consumed_by_class_init(T)
     if t == 3:
         page = (w >> 11) & 0x7FFFF
         base = S.page_base[page] if page < len(S.page_base) else -1
@@ -757,6 +779,8 @@ def finish(S, T, thread_ended):
     """The stream ended. Open frames: if the thread ended they were left by an uncaught exception
     (a trace without exception-exit records); otherwise the trace was cut off (truncated)."""
     ev = T.sc[S_LAST_EVENT]
+    if T.sc[S_UNW_INIT] != 0:
+        _consumed_by_class_init(T)
     if thread_ended and T.sc[S_DEPTH] > 0:
         while T.sc[S_DEPTH] > 0:
             _unwind_pop(T, ev, True)
@@ -774,6 +798,8 @@ def finish(S, T, thread_ended):
 @numba.njit(cache=True, _nrt=False)
 def cut(S, T, ev):
     """Events were lost before ``ev``: the stack is unknown from here; close every frame."""
+    if T.sc[S_UNW_INIT] != 0:
+        _consumed_by_class_init(T)
     T.sc[S_UNWINDING] = 0
     T.sc[S_N_EPISODE] = 0
     while T.sc[S_DEPTH] > 0:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from jbgui.model import TraceError
-from jbgui.model.analysis import Analysis, Flag
+from jbgui.model.analysis import CATCH_CLASS_INIT, Analysis, Flag
 
 APP = ("Main",)
 
@@ -168,6 +168,28 @@ def test_uncaught_exception_marks_the_thread_frames(record, default_jdk):
     # main is not affected
     main_flags = np.asarray(a.thread("main").calls.flags)
     assert not (main_flags & Flag.UNCAUGHT).any()
+
+
+def test_an_exception_leaving_a_static_initializer_is_consumed_by_class_initialization(record, default_jdk):
+    """Broken.<clinit> throws: the exception ends there (the JVM's class initialization consumes
+    it); main then catches an ExceptionInInitializerError of its own, thrown where it used Broken."""
+    run = record("static_init", default_jdk)
+    assert run.exit_code == 0, run.describe()
+    a = Analysis.open(run.trace_dir)
+    main = a.thread("main")
+    calls = main.calls
+    rows = [r for r in app_rows(a, main)]
+    clinit = next(r for r in rows if a.call_name(main, r).startswith("Main$Broken.<clinit>("))
+    explode = next(r for r in rows if a.call_name(main, r).startswith("Main$Broken.explode("))
+    assert calls.flags[clinit] & Flag.EXCEPTIONAL and calls.flags[clinit] & Flag.IMPLICIT
+    assert not calls.flags[clinit] & Flag.UNCAUGHT
+    record_ = next(e for e in main.exceptions if e["throw_row"] == explode)
+    assert record_["catch_row"] == CATCH_CLASS_INIT
+    assert a.statics.class_name_of_id(int(record_["exc_class"])) == "java.lang.IllegalStateException"
+    main_row = next(r for r in rows if a.call_name(main, r).startswith("Main.main("))
+    in_main = [e for e in main.exceptions if e["throw_row"] == main_row and e["catch_row"] == main_row]
+    assert len(in_main) == 2, "ExceptionInInitializerError, then NoClassDefFoundError, both caught in main"
+    assert not np.asarray(calls.flags)[main_row] & Flag.UNCAUGHT
 
 
 def test_inclusive_counts_and_block_counts_agree(exception_trace):

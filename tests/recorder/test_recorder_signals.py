@@ -5,7 +5,7 @@ tests/programs/long_running prints "ready" after a burst of work and then runs u
 
 from __future__ import annotations
 
-import select
+import selectors
 import signal
 import subprocess
 import time
@@ -17,7 +17,10 @@ READY = "ready 199999"
 
 def wait_until_ready(process: subprocess.Popen, timeout: float = 120.0) -> str:
     """The first stdout line, once the program has printed it."""
-    readable, _, _ = select.select([process.stdout], [], [], timeout)
+    # selectors (poll), not select.select: a long session may hold file descriptors above 1024.
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        readable = selector.select(timeout)
     if not readable:
         process.kill()
         pytest.fail(f"the program printed nothing within {timeout} s:\n{process.communicate()[1]}")
