@@ -38,7 +38,7 @@ M_HIDDEN_CLASS = 32     # declared by a hidden class (lambda proxies): matches i
 M_IMPLICIT_ONLY = 64    # never called from a call site (<clinit>)
 M_JDK = 128
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 
 
 @dataclass
@@ -54,6 +54,7 @@ class Statics:
     c_name: list[str]
     c_loader: list[str]
     c_super: list[str]
+    c_source: list[str]        # SourceFile attribute ('' when the class has none)
     c_jdk: np.ndarray
     c_hidden: np.ndarray
     c_instrumented: np.ndarray
@@ -215,7 +216,8 @@ def _read_class(element, classes: dict, methods: list) -> None:
     jdk = element.get("jdk") == "true"
     hidden = element.get("hidden") == "true"
     instrumented = element.get("instrumented") == "true"
-    classes[class_id] = (name, element.get("loader", ""), element.get("super", ""), jdk, hidden, instrumented)
+    classes[class_id] = (name, element.get("loader", ""), element.get("super", ""), jdk, hidden, instrumented,
+                         element.get("source_file", ""))
     for m in element.iterfind("method"):
         mid = m.get("id")
         if mid is None:
@@ -256,11 +258,12 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
     c_name = [""] * n_classes
     c_loader = [""] * n_classes
     c_super = [""] * n_classes
+    c_source = [""] * n_classes
     c_jdk = np.zeros(n_classes, np.bool_)
     c_hidden = np.zeros(n_classes, np.bool_)
     c_instr = np.zeros(n_classes, np.bool_)
-    for cid, (name, loader, sup, jdk, hidden, instr) in classes.items():
-        c_name[cid], c_loader[cid], c_super[cid] = name, loader, sup
+    for cid, (name, loader, sup, jdk, hidden, instr, source) in classes.items():
+        c_name[cid], c_loader[cid], c_super[cid], c_source[cid] = name, loader, sup, source
         c_jdk[cid], c_hidden[cid], c_instr[cid] = jdk, hidden, instr
 
     max_mid = 0
@@ -331,7 +334,7 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
     b_is_handler[h_target[h_target >= 0]] = True
 
     statics = Statics(
-        c_name=c_name, c_loader=c_loader, c_super=c_super, c_jdk=c_jdk, c_hidden=c_hidden,
+        c_name=c_name, c_loader=c_loader, c_super=c_super, c_source=c_source, c_jdk=c_jdk, c_hidden=c_hidden,
         c_instrumented=c_instr,
         m_class=m_class, m_flags=m_flags, m_key=m_key, m_blocks=m_blocks, m_block_base=m_block_base,
         m_name=m_name, m_desc=m_desc, page_base=page_base,
@@ -414,7 +417,7 @@ _ARRAYS = ("c_jdk", "c_hidden", "c_instrumented", "m_class", "m_flags", "m_key",
            "page_base", "b_method", "b_index", "b_start", "b_end", "b_metrics", "b_site_begin",
            "b_handler_begin", "b_is_handler", "s_block", "s_offset", "s_kind", "s_key", "s_target",
            "s_opcode", "h_block", "h_target", "h_catch_all")
-_STRINGS = ("c_name", "c_loader", "c_super", "m_name", "m_desc", "b_lines", "s_call", "h_type")
+_STRINGS = ("c_name", "c_loader", "c_super", "c_source", "m_name", "m_desc", "b_lines", "s_call", "h_type")
 
 
 def _to_npz(st: Statics, path: Path, stamp: str) -> None:
@@ -438,6 +441,7 @@ def _from_npz(path: Path, stamp: str) -> Statics:
             raise ValueError("stale")
         kwargs = {name: data[name] for name in _ARRAYS}
         lengths = {"c_name": len(kwargs["c_jdk"]), "c_loader": len(kwargs["c_jdk"]), "c_super": len(kwargs["c_jdk"]),
+                   "c_source": len(kwargs["c_jdk"]),
                    "m_name": len(kwargs["m_class"]), "m_desc": len(kwargs["m_class"]),
                    "b_lines": len(kwargs["b_method"]), "s_call": len(kwargs["s_block"]),
                    "h_type": len(kwargs["h_block"])}

@@ -1,0 +1,95 @@
+"""Source text for the method view, where it can be found: the JDK's ``lib/src.zip`` for JDK
+classes, and the program's own tree for the others (its working directory, the folders of its
+class path and their parents, with the usual ``src/``, ``src/main/java`` layouts)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import zipfile
+from functools import lru_cache
+from pathlib import Path
+
+from jbgui.model.tracedir import TraceDir
+
+_SOURCE_ROOTS = ("", "src", "src/main/java", "src/test/java", "java", "source", "sources")
+
+
+class SourceLocator:
+    """Finds ``pkg/SourceFile.java`` for the classes of one trace."""
+
+    def __init__(self, trace: TraceDir):
+        self.trace = trace
+        meta = trace.metadata if (trace.path / "trace.json").exists() else {}
+        home = meta.get("jvm", {}).get("java_home") if isinstance(meta, dict) else None
+        self.java_home = Path(home) if home else None
+        self.roots = self._program_roots()
+        self._zip: zipfile.ZipFile | None = None
+        self._zip_names: dict[str, str] | None = None
+
+    def _program_roots(self) -> list[Path]:
+        roots: list[Path] = []
+        try:
+            launch = json.loads((self.trace.path / "launch.json").read_text())
+        except (OSError, ValueError):
+            launch = {}
+        cwd = Path(launch.get("cwd") or self.trace.path.parent)
+        candidates = [cwd]
+        command = launch.get("command") or []
+        if isinstance(command, str):
+            command = shlex.split(command)
+        for i, arg in enumerate(command):
+            if arg in ("-cp", "-classpath", "--class-path") and i + 1 < len(command):
+                for entry in command[i + 1].split(":"):
+                    p = Path(entry) if Path(entry).is_absolute() else cwd / entry
+                    candidates.extend([p, p.parent])
+        for base in candidates:
+            for sub in _SOURCE_ROOTS:
+                d = base / sub if sub else base
+                if d.is_dir() and d not in roots:
+                    roots.append(d)
+        return roots
+
+    def lines(self, class_name: str, source_file: str | None) -> list[str] | None:
+        """The source file's lines (index 0 is line 1), or None when it is not found."""
+        if not source_file:
+            return None
+        package = class_name.rsplit("/", 1)[0] if "/" in class_name else ""
+        rel = f"{package}/{source_file}" if package else source_file
+        return _read_lines(tuple(self.roots), rel, str(self.java_home) if self.java_home else "")
+
+
+@lru_cache(maxsize=64)
+def _read_lines(roots: tuple[Path, ...], rel: str, java_home: str) -> list[str] | None:
+    for root in roots:
+        path = root / rel
+        if path.is_file():
+            try:
+                return path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+    if java_home:
+        names = _src_zip_names(java_home)
+        member = names.get(rel)
+        if member is not None:
+            with zipfile.ZipFile(Path(java_home) / "lib" / "src.zip") as z:
+                return z.read(member).decode("utf-8", errors="replace").splitlines()
+    return None
+
+
+@lru_cache(maxsize=4)
+def _src_zip_names(java_home: str) -> dict[str, str]:
+    """src.zip lists JDK sources as ``module/pkg/File.java``: map ``pkg/File.java`` to them."""
+    path = Path(java_home) / "lib" / "src.zip"
+    if not path.is_file():
+        return {}
+    try:
+        with zipfile.ZipFile(path) as z:
+            out = {}
+            for name in z.namelist():
+                if name.endswith(".java"):
+                    module, _, rest = name.partition("/")
+                    out.setdefault(rest if rest else module, name)
+            return out
+    except (OSError, zipfile.BadZipFile):
+        return {}
