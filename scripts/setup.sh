@@ -2,7 +2,8 @@
 # Set up everything jbgui needs on a Debian 12 machine, idempotently; `make setup` calls this.
 #
 #   1. system packages (a JDK 17 with javac, ASM, the JDK sources used as the javac workload, Xvfb,
-#      and Python's venv module), installed with apt-get when we are root, else listed and we stop;
+#      the libraries Qt draws with, and Python's venv module), installed with apt-get when we are
+#      root, else listed and we stop;
 #   2. the virtual environment .venv with jbgui installed in editable mode and its dev extras,
 #      reinstalled only when pyproject.toml changed (a stamp file in .venv remembers it);
 #   3. the agent jar, built by jbgui.agent.build into its cache (a no-op when it is current).
@@ -28,7 +29,12 @@ declare -A WHY=(
     [openjdk-17-source]="/usr/lib/jvm/openjdk-17/lib/src.zip, the javac workload of tests and benchmarks"
     [xvfb]="a virtual X server for GUI tests"
 )
-PACKAGES=(openjdk-17-jdk-headless libasm-java openjdk-17-source xvfb)
+# What Qt (PySide6 from PyPI) needs from the system to draw, offscreen or on an X server.
+QT_PACKAGES=(libegl1 libgl1 libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0
+             libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-randr0 libxcb-render-util0 libxcb-shape0
+             libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core)
+for pkg in "${QT_PACKAGES[@]}"; do WHY[$pkg]="a library Qt needs (the explorer's GUI)"; done
+PACKAGES=(openjdk-17-jdk-headless libasm-java openjdk-17-source xvfb "${QT_PACKAGES[@]}")
 
 package_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]

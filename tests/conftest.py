@@ -308,8 +308,10 @@ def start_program(compile_program, agent_jar, tmp_path_factory) -> Callable[...,
     """``start_program(program, jdk, traced=True, **agent_options) -> (process, trace_dir)``.
 
     Starts the program without waiting for it (stdout and stderr are pipes), in a session of its
-    own so that a test can signal it alone. The caller must wait for or kill the process.
+    own so that a test can signal it alone. The caller must wait for or kill the process; one a
+    failed test left running is killed when the session ends.
     """
+    started: list[subprocess.Popen] = []
 
     def start(program: str | Path, jdk: Jdk, /, traced: bool = True, **options: object):
         classes = compile_program(program, jdk)
@@ -320,9 +322,14 @@ def start_program(compile_program, agent_jar, tmp_path_factory) -> Callable[...,
             [jdk.java, *jvm_args, "-cp", str(classes), "Main"], cwd=cwd, env=clean_env(), text=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         )
+        started.append(process)
         return process, out
 
-    return start
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
 
 
 @pytest.fixture(scope="session")

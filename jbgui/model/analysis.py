@@ -142,7 +142,7 @@ class ThreadReplay:
     exceptions: np.ndarray      # EXCEPTION_DTYPE: throw_row, catch_row (or CATCH_*), events, class
     class_loads: np.ndarray     # LOAD_DTYPE
     block_counts: np.ndarray    # per global block index
-    cct: dict[str, np.ndarray]  # parent, key, calls, incl_bytecodes, incl_blocks, flags
+    cct: "LazyArrays"           # parent, key, calls, incl_bytecodes, incl_blocks, flags
     clock: np.ndarray           # (position, nanos) exact samples, sorted
     problems: list[str]
 
@@ -259,7 +259,7 @@ class Analysis:
                 loads = extra["loads"]
                 counts = np.zeros(statics.n_blocks, np.int64)
                 counts[extra["count_index"]] = extra["count_value"]
-                cct = {k[4:]: extra[k] for k in extra.files if k.startswith("cct_")}
+                cct = LazyArrays(tdir / "extra.npz", "cct_", [k for k in extra.files if k.startswith("cct_")])
             samples = clock[clock["stream"] == index] if len(clock) else clock
             clk = np.stack([samples["position"], samples["nanos"]], 1).astype(np.float64) if len(samples) \
                 else np.zeros((0, 2))
@@ -297,6 +297,55 @@ class Analysis:
             if t.index == key or t.name == key:
                 return t
         raise KeyError(key)
+
+
+class LazyArrays(dict):
+    """Arrays of an ``.npz`` read on first use: the calling-context tree of a big trace is tens of
+    megabytes that most uses of a replay never look at."""
+
+    def __init__(self, path: Path, prefix: str, names: list[str]):
+        super().__init__()
+        self._path, self._prefix, self._names = path, prefix, names
+        self._loaded = not names
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            with np.load(self._path) as data:
+                for name in self._names:
+                    dict.__setitem__(self, name[len(self._prefix):], data[name])
+
+    def __getitem__(self, key):
+        self._load()
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        self._load()
+        return dict.get(self, key, default)
+
+    def __contains__(self, key):
+        self._load()
+        return dict.__contains__(self, key)
+
+    def __iter__(self):
+        self._load()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        self._load()
+        return dict.__len__(self)
+
+    def items(self):
+        self._load()
+        return dict.items(self)
+
+    def keys(self):
+        self._load()
+        return dict.keys(self)
+
+    def values(self):
+        self._load()
+        return dict.values(self)
 
 
 def _records(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:

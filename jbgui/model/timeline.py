@@ -1,17 +1,11 @@
 """What the timeline draws: per thread, the calls as rectangles (time × depth), with whatever is
 narrower than a pixel merged before it reaches the view.
 
-A thread's calls are kept sorted by (depth, start). Calls at one depth never overlap (a stack has
-one frame per depth at a time), so at each depth both starts and ends are sorted, and the calls
-overlapping a time range are one ``searchsorted`` away.
-
-Zoomed out, a range can hold millions of calls, most of them far narrower than a pixel. For that
-the model keeps *levels* (a mipmap, as Perfetto does for slices): level ``k`` is the same calls
-with every run of consecutive calls shorter than ``bucket[k]`` and separated by gaps shorter than
-``bucket[k]`` merged into one rectangle. A query for ``p`` time units per pixel reads the coarsest
-level whose bucket is at most ``p``: its merged rectangles are sub-pixel, so the picture is the
-same as drawing every call, and their number is bounded by the pixels, not the calls. Below the
-finest level the calls themselves are read; there are few of them in so short a range.
+The call columns stay where the analyzer put them (memory-mapped for large traces): a query walks
+the call tree (:mod:`jbgui.model.timeline_kernel`) and visits only what it draws, so it costs
+about the same for a trace of a thousand calls and one of two hundred million, and nothing is
+built per call when a trace opens. The one derived column, each call's deepest descendant depth,
+is computed once per thread and kept beside the analyzer's columns.
 
 Times are nanoseconds since the trace started (interpolated between the thread's clock samples),
 or event indices for a trace without a clock (then lanes of different threads do not share an
@@ -21,29 +15,33 @@ axis; :attr:`TimelineModel.has_clock` says which).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from jbgui.model.analysis import Analysis, Flag, ThreadReplay
+from jbgui.model import timeline_kernel as K
+from jbgui.model.analysis import Analysis, ThreadReplay
 
-# Levels stop when merging no longer halves the rectangles: finer zooms read the calls.
-_LEVEL_FACTOR = 4
-_COARSEST_BUCKETS = 256
-_WORTH_KEEPING = 0.5
+_FIRST_CAPACITY = 1 << 14
+_MAX_DEPTH_FILE = "max_depth.bin"
+_INDEX_FILE = "timeline_index.npz"
 
 
 @dataclass
 class Rects:
-    """Rectangles of one query: call rows (the first call of a merged run), depth, start and end
-    time, how many calls each rectangle stands for, and their flags (OR over a merged run)."""
+    """Rectangles of one query: the call row (for a merged subtree, its root), the depths it spans
+    (``depth``..``depth_end``: one row for a call, down to the deepest descendant for a subtree
+    narrower than a pixel), start and end time, whether it is such a merged subtree, and the
+    call's method and flags."""
 
     row: np.ndarray
     depth: np.ndarray
+    depth_end: np.ndarray
     start: np.ndarray
     end: np.ndarray
-    count: np.ndarray
-    flags: np.ndarray
+    merged: np.ndarray
     method: np.ndarray
+    flags: np.ndarray
 
     def __len__(self) -> int:
         return len(self.row)
@@ -51,168 +49,103 @@ class Rects:
     @staticmethod
     def empty() -> "Rects":
         z = np.zeros(0, np.int64)
-        return Rects(z, z, np.zeros(0), np.zeros(0), z, z, z)
-
-
-@dataclass
-class _Level:
-    """One thread's calls at one resolution, sorted by (depth, start)."""
-
-    bucket: float
-    key_start: np.ndarray   # depth * span + start: one sorted array for every depth
-    key_end: np.ndarray     # depth * span + end
-    row: np.ndarray
-    depth: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    count: np.ndarray
-    flags: np.ndarray
-    method: np.ndarray
+        return Rects(z, z, z, np.zeros(0), np.zeros(0), np.zeros(0, np.bool_), z, z)
 
 
 class ThreadTimeline:
-    """One thread's calls in time: columns, the levels, and queries."""
+    """One thread's calls in time: the columns the walk reads, and queries."""
 
     def __init__(self, thread: ThreadReplay, has_clock: bool):
         self.thread = thread
         calls = thread.calls
-        n = len(calls)
-        self.rows = n
-        first = np.asarray(calls.first, np.int64)
-        last = np.asarray(calls.last, np.int64)
-        depth = np.asarray(calls.depth, np.int64)
-        # A call covers its events [first, last]; as times, [t(first), t(last + 1)) so that a call
-        # of one event has a width and a child never sticks out of its parent.
-        if has_clock:
-            start = thread.times(first)
-            end = thread.times(last + 1)
+        self.rows = n = len(calls)
+        self.first = np.asarray(calls.first)
+        self.last = np.asarray(calls.last)
+        self.end_row = np.asarray(calls.end)
+        self.parent = np.asarray(calls.parent)
+        self.depth = np.asarray(calls.depth)
+        self.max_depth_below = _max_depth_column(calls.directory, self.parent, self.depth, n)
+        index = _search_index(calls.directory, self.first, self.depth, n)
+        self.first_sample = index["first_sample"]
+        self.blocks_small = index["blocks_small"]
+        self.blocks_large = index["blocks_large"]
+        clock = thread.clock if has_clock and len(thread.clock) >= 2 else np.zeros((0, 2))
+        self.pos = np.ascontiguousarray(clock[:, 0], np.float64)
+        self.nanos = np.ascontiguousarray(clock[:, 1], np.float64)
+        if n:
+            roots = _roots(self.end_row, n)   # top-level calls: their subtrees cover every row
+            self.max_depth = int(np.asarray(self.max_depth_below)[roots].max())
+            self.t_min = self.time(float(self.first[0]))
+            self.t_max = self.time(float(np.asarray(self.last)[roots].max()) + 1.0)
         else:
-            start = first.astype(np.float64)
-            end = (last + 1).astype(np.float64)
-        self.start = start          # by row
-        self.end = end
-        self.depth = depth
-        self.max_depth = int(depth.max()) if n else -1
-        self.t_min = float(start.min()) if n else 0.0
-        self.t_max = float(end.max()) if n else 0.0
-        order = np.argsort(depth, kind="stable")  # preorder is start order within a depth
-        self._order = order
-        # Keys put each depth in a band of its own: depth * span + (t - t_min), span > duration.
-        self._span = (self.t_max - self.t_min) * 2.0 + 2.0
-        flags = np.asarray(calls.flags, np.int64)[order]
-        method = np.asarray(calls.method, np.int64)[order]
-        raw = self._make_level(0.0, order, depth[order], start[order], end[order],
-                               np.ones(n, np.int64), flags, method)
-        self.raw = raw
-        self.levels: list[_Level] = []
-        self._build_levels()
+            self.max_depth = -1
+            self.t_min = self.t_max = 0.0
+        self._capacity = _FIRST_CAPACITY
 
-    # ------------------------------------------------------------------ building
+    # ------------------------------------------------------------------ times
 
-    def _make_level(self, bucket, row, depth, start, end, count, flags, method) -> _Level:
-        base = depth.astype(np.float64) * self._span - self.t_min
-        return _Level(bucket, base + start, base + end, row, depth, start, end, count, flags, method)
+    def time(self, event: float) -> float:
+        return float(K.time_of(float(event), self.pos, self.nanos))
 
-    def _build_levels(self) -> None:
-        n = self.rows
-        duration = self.t_max - self.t_min
-        if n < 1024 or duration <= 0:
-            return
-        bucket = duration / _COARSEST_BUCKETS
-        coarse: list[_Level] = []
-        while bucket >= 1e-9:
-            level = self._merge(bucket)
-            if len(level.row) > _WORTH_KEEPING * n:
-                break
-            coarse.append(level)
-            bucket /= _LEVEL_FACTOR
-        self.levels = coarse[::-1]  # finest first
+    def event(self, t: float) -> float:
+        return float(K.event_at(float(t), self.pos, self.nanos))
 
-    def _merge(self, bucket: float) -> _Level:
-        """The calls with runs of short calls (gaps short too) at one depth merged."""
-        r = self.raw
-        short = (r.end - r.start) < bucket
-        n = len(short)
-        new = np.ones(n, np.bool_)
-        if n > 1:
-            joinable = short[1:] & short[:-1] & (r.depth[1:] == r.depth[:-1]) & \
-                ((r.start[1:] - r.end[:-1]) < bucket)
-            new[1:] = ~joinable
-        heads = np.flatnonzero(new)
-        start = r.start[heads]
-        end = np.maximum.reduceat(r.end, heads)
-        count = np.diff(np.append(heads, n))
-        flags = np.bitwise_or.reduceat(r.flags, heads)
-        return self._make_level(bucket, r.row[heads], r.depth[heads], start, end, count, flags, r.method[heads])
+    def span(self, row: int) -> tuple[float, float]:
+        """Start and end time of a call: [t(first), t(last + 1))."""
+        return self.time(float(self.first[row])), self.time(float(self.last[row]) + 1.0)
+
+    def spans(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end times of many calls (every call when ``rows`` is None)."""
+        first = self.first if rows is None else self.first[rows]
+        last = self.last if rows is None else self.last[rows]
+        if len(self.pos) < 2:
+            return first.astype(np.float64), last.astype(np.float64) + 1.0
+        return (np.interp(first.astype(np.float64), self.pos, self.nanos),
+                np.interp(last.astype(np.float64) + 1.0, self.pos, self.nanos))
 
     # ------------------------------------------------------------------ queries
 
-    def level_for(self, units_per_pixel: float) -> _Level:
-        """The coarsest level whose merged runs are at most a pixel wide (the calls themselves
-        when none is fine enough)."""
-        chosen = self.raw
-        for level in self.levels:  # finest first
-            if level.bucket <= units_per_pixel:
-                chosen = level
-            else:
-                break
-        return chosen
-
     def query(self, t0: float, t1: float, units_per_pixel: float, depth_lo: int = 0,
               depth_hi: int | None = None) -> Rects:
-        """Rectangles overlapping [t0, t1) at depths depth_lo..depth_hi (inclusive)."""
+        """Rectangles overlapping [t0, t1) at depths depth_lo..depth_hi (inclusive), merging
+        subtrees narrower than ``units_per_pixel``."""
         if not self.rows or t1 <= t0:
             return Rects.empty()
-        hi_depth = self.max_depth if depth_hi is None else min(depth_hi, self.max_depth)
-        if hi_depth < depth_lo:
+        hi = self.max_depth if depth_hi is None else min(depth_hi, self.max_depth)
+        if hi < depth_lo:
             return Rects.empty()
-        t0, t1 = max(t0, self.t_min - 1.0), min(t1, self.t_max + 1.0)
-        if t1 <= t0:
-            return Rects.empty()
-        level = self.level_for(units_per_pixel)
-        depths = np.arange(max(depth_lo, 0), hi_depth + 1, dtype=np.float64) * self._span - self.t_min
-        lo = np.searchsorted(level.key_end, depths + t0, side="right")
-        hi = np.searchsorted(level.key_start, depths + t1, side="left")
-        keep = hi > lo
-        if not keep.any():
-            return Rects.empty()
-        lo, hi = lo[keep], hi[keep]
-        total = int((hi - lo).sum())
-        # Index ranges of every depth, concatenated without a Python loop.
-        offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(hi - lo)[:-1])), hi - lo)
-        idx = np.arange(total, dtype=np.int64) + offsets
-        return Rects(level.row[idx], level.depth[idx], level.start[idx], level.end[idx], level.count[idx],
-                     level.flags[idx], level.method[idx])
+        px = max(float(units_per_pixel), 1e-12)
+        while True:
+            cap = self._capacity
+            out = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+                   np.empty(cap, np.float64), np.empty(cap, np.float64), np.empty(cap, np.int8))
+            k = K.query(self.first, self.first_sample, self.last, self.end_row, self.parent, self.depth, self.max_depth_below,
+                        self.blocks_small, self.blocks_large, self.pos, self.nanos, float(t0), float(t1), px, int(max(depth_lo, 0)), int(hi), *out)
+            if k < cap:
+                break
+            self._capacity = cap * 4
+        row, d0, d1, start, end, merged = (a[:k] for a in out)
+        calls = self.thread.calls
+        return Rects(row, d0, d1, start, end, merged.astype(np.bool_), np.asarray(calls.method)[row].astype(np.int64),
+                     np.asarray(calls.flags)[row].astype(np.int64))
 
     def call_at(self, t: float, depth: int) -> int:
         """The row of the call at ``depth`` running at time ``t`` (-1 if none)."""
-        if depth < 0 or depth > self.max_depth:
+        if not self.rows or depth < 0 or depth > self.max_depth:
             return -1
-        raw = self.raw
-        t = min(max(t, self.t_min - 1.0), self.t_max + 1.0)
-        key = depth * self._span - self.t_min + t
-        i = int(np.searchsorted(raw.key_end, key, side="right"))
-        if i < len(raw.row) and raw.depth[i] == depth and raw.start[i] <= t:
-            return int(raw.row[i])
-        return -1
+        return int(K.call_at(self.first, self.first_sample, self.last, self.end_row, self.parent, self.depth, self.event(t), depth))
 
     def call_near(self, t: float, depth: int, tolerance: float) -> int:
-        """Like :meth:`call_at`, or else the nearest call at ``depth`` within ``tolerance`` (a pixel
+        """Like :meth:`call_at`, or else a call at ``depth`` within ``tolerance`` of ``t`` (a pixel
         or two, so that calls narrower than a pixel can be picked)."""
         row = self.call_at(t, depth)
-        if row >= 0 or depth < 0 or depth > self.max_depth:
+        if row >= 0:
             return row
-        raw = self.raw
-        t = min(max(t, self.t_min - 1.0), self.t_max + 1.0)
-        key = depth * self._span - self.t_min + t
-        i = int(np.searchsorted(raw.key_end, key, side="right"))
-        best, best_gap = -1, tolerance
-        for j in (i - 1, i):
-            if 0 <= j < len(raw.row) and raw.depth[j] == depth:
-                gap = max(raw.start[j] - t, t - raw.end[j], 0.0)
-                if gap <= best_gap:
-                    best, best_gap = int(raw.row[j]), gap
-        return best
+        for probe in (t - tolerance, t + tolerance, t - tolerance / 2, t + tolerance / 2):
+            row = self.call_at(probe, depth)
+            if row >= 0:
+                return row
+        return -1
 
 
 class TimelineModel:
@@ -220,8 +153,8 @@ class TimelineModel:
 
     def __init__(self, analysis: Analysis):
         self.analysis = analysis
-        self.has_clock = all(len(t.clock) >= 2 for t in analysis.threads if len(t.calls)) and \
-            any(len(t.clock) >= 2 for t in analysis.threads)
+        with_calls = [t for t in analysis.threads if len(t.calls)]
+        self.has_clock = bool(with_calls) and all(len(t.clock) >= 2 for t in with_calls)
         self.threads = [ThreadTimeline(t, self.has_clock) for t in analysis.threads]
         spans = [(tl.t_min, tl.t_max) for tl in self.threads if tl.rows]
         self.t_min = min((s for s, _ in spans), default=0.0)
@@ -247,12 +180,11 @@ class TimelineModel:
             return {"throw_t": z, "throw_depth": z, "catch_t": z, "catch_depth": z, "index": np.zeros(0, np.int64)}
         throw_row = exc["throw_row"]
         catch_row = exc["catch_row"]
-        throw_t = self._event_time(tl, exc["throw_event"])
-        catch_t = self._event_time(tl, exc["catch_event"])
         throw_depth = np.where(throw_row >= 0, tl.depth[np.maximum(throw_row, 0)], 0)
         caught = catch_row >= 0
         catch_depth = np.where(caught, tl.depth[np.maximum(catch_row, 0)], -1)
-        return {"throw_t": throw_t, "throw_depth": throw_depth, "catch_t": catch_t, "catch_depth": catch_depth,
+        return {"throw_t": self._event_time(tl, exc["throw_event"]), "throw_depth": throw_depth,
+                "catch_t": self._event_time(tl, exc["catch_event"]), "catch_depth": catch_depth,
                 "index": np.arange(len(exc))}
 
     def class_load_times(self, tl: ThreadTimeline) -> np.ndarray:
@@ -260,11 +192,66 @@ class TimelineModel:
         return self._event_time(tl, loads["event"]) if len(loads) else np.zeros(0)
 
     def _event_time(self, tl: ThreadTimeline, events: np.ndarray) -> np.ndarray:
-        events = np.asarray(events, np.int64)
-        if self.has_clock:
-            return tl.thread.times(events)
-        return events.astype(np.float64)
+        events = np.asarray(events, np.float64)
+        if len(tl.pos) < 2:
+            return events
+        return np.interp(events, tl.pos, tl.nanos)
 
 
-# Flags worth their own colour, most telling first.
-MARKED_FLAGS = (Flag.UNCAUGHT, Flag.EXCEPTIONAL, Flag.NATIVE, Flag.UNTRACED, Flag.TRUNCATED)
+def _roots(end_row: np.ndarray, n: int) -> np.ndarray:
+    """Rows of the top-level calls (a chain through ``end``)."""
+    out = []
+    r = 0
+    while r < n and len(out) < 10_000_000:
+        out.append(r)
+        r = int(end_row[r])
+    return np.array(out, np.int64)
+
+
+def _search_index(directory: Path | None, first: np.ndarray, depth: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """The small arrays the walk searches before touching the columns: every SAMPLE-th first
+    event, and the maximum depth per block of rows (computed once, kept beside the columns)."""
+    if n == 0:
+        return {"first_sample": np.zeros(1, np.int64), "blocks_small": np.zeros(1, np.int32),
+                "blocks_large": np.zeros(1, np.int32)}
+    path = Path(directory) / _INDEX_FILE if directory is not None else None
+    if path is not None and path.exists():
+        try:
+            with np.load(path) as data:
+                index = {k: data[k] for k in ("first_sample", "blocks_small", "blocks_large")}
+            if len(index["first_sample"]) == (n + K.SAMPLE - 1) // K.SAMPLE:
+                return index
+        except (OSError, ValueError, KeyError):
+            pass
+    small = K.block_maxima(np.asarray(depth), K.SMALL_BLOCK)
+    index = {"first_sample": np.ascontiguousarray(first[::K.SAMPLE], np.int64), "blocks_small": small,
+             "blocks_large": K.block_maxima(small, K.LARGE_BLOCK // K.SMALL_BLOCK)}
+    if path is not None:
+        try:
+            tmp = path.with_name(path.stem + ".tmp.npz")
+            np.savez(tmp, **index)
+            tmp.replace(path)
+        except OSError:
+            pass
+    return index
+
+
+def _max_depth_column(directory: Path | None, parent: np.ndarray, depth: np.ndarray, n: int) -> np.ndarray:
+    """Each call's deepest descendant depth, from the analyzer's cache folder when computed
+    before (it is derived from the call columns, which never change once written)."""
+    if n == 0:
+        return np.zeros(0, np.int32)
+    path = Path(directory) / _MAX_DEPTH_FILE if directory is not None else None
+    if path is not None and path.exists() and path.stat().st_size == 4 * n:
+        if n > (1 << 20):
+            return np.memmap(path, dtype="<i4", mode="r", shape=(n,))
+        return np.fromfile(path, dtype="<i4", count=n)
+    column = K.subtree_max_depth(np.asarray(parent), np.asarray(depth))
+    if path is not None:
+        try:
+            tmp = path.with_suffix(".tmp")
+            column.astype("<i4").tofile(tmp)
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only cache: computed again next time
+    return column

@@ -35,12 +35,15 @@ def test_the_model_has_a_clock_and_a_lane_per_thread(model):
     assert {tl.thread.name for tl in model.threads} >= {"main", "worker-0", "producer", "consumer"}
     for tl in model.threads:
         if tl.rows:
-            assert np.all(tl.end >= tl.start)
+            start, end = tl.spans()
+            assert np.all(end > start)
             parents = np.asarray(tl.thread.calls.parent)
             inner = parents >= 0
             # a call lies within its caller
-            assert np.all(tl.start[inner] >= tl.start[parents[inner]])
-            assert np.all(tl.end[inner] <= tl.end[parents[inner]])
+            assert np.all(start[inner] >= start[parents[inner]])
+            assert np.all(end[inner] <= end[parents[inner]])
+            assert tl.max_depth == int(np.asarray(tl.depth).max())
+            assert tl.t_min == start.min() and tl.t_max == end.max()
 
 
 def test_raw_queries_return_exactly_the_overlapping_calls(model):
@@ -48,53 +51,66 @@ def test_raw_queries_return_exactly_the_overlapping_calls(model):
     rng = np.random.default_rng(7)
     for _ in range(20):
         a, b = np.sort(rng.uniform(tl.t_min, tl.t_max, 2))
-        got = tl.query(a, b, 1e-12)  # finer than any level: the calls themselves
-        expected = np.flatnonzero((tl.start < b) & (tl.end > a))
-        assert sorted(got.row.tolist()) == expected.tolist()
-        assert np.all(got.count == 1)
+        got = tl.query(a, b, 1e-6)  # far finer than any call: the calls themselves
+        start, end = tl.spans()
+        overlapping = (start < b) & (end > a)
+        # Calls of no duration (the clock stood still between two samples) share their x with a
+        # sibling drawn in their place; every other call is returned itself.
+        expected = set(np.flatnonzero(overlapping & (end - start > 1e-6)).tolist())
+        rows = got.row.tolist()
+        assert len(rows) == len(set(rows))
+        assert expected <= set(rows), sorted(expected - set(rows))[:10]
+        assert overlapping[got.row].all()
 
 
-def test_merged_levels_cover_the_same_pixels(model):
+def test_merged_subtrees_cover_the_same_pixels(model):
+    """Drawing the query's rectangles gives the picture of drawing every call: the same pixels,
+    but where a subtree narrower than a pixel straddles two columns (its spine covers both)."""
     tl = max(model.threads, key=lambda t: t.rows)
-    assert tl.levels, "a thread of this size has merged levels"
     width = 1200
     rng = np.random.default_rng(11)
     spans = [(tl.t_min, tl.t_max)] + [tuple(np.sort(rng.uniform(tl.t_min, tl.t_max, 2))) for _ in range(8)]
     depths = tl.max_depth + 1
+    start, end = tl.spans()
     for a, b in spans:
         got = tl.query(a, b, (b - a) / width)
-        inside = (tl.start < b) & (tl.end > a)
-        want = raster(tl.start[inside], tl.end[inside], tl.depth[inside], a, b, width, depths)
-        have = raster(got.start, got.end, got.depth, a, b, width, depths)
-        assert np.array_equal(want, have), f"range {a}..{b}: {np.argwhere(want != have)[:5]}"
-        # every call of the range is in one rectangle (a merged run at an edge may reach beyond it)
-        assert int(got.count.sum()) >= int(inside.sum())
-        assert len(got) <= inside.sum()
-    whole = tl.query(tl.t_min, tl.t_max, (tl.t_max - tl.t_min) / width)
-    assert int(whole.count.sum()) == tl.rows
+        inside = (start < b) & (end > a)
+        want = raster(start[inside], end[inside], tl.depth[inside], a, b, width, depths)
+        spread = np.repeat(np.arange(len(got)), got.depth_end - got.depth + 1)
+        rows_depth = np.concatenate([np.arange(d0, d1 + 1) for d0, d1 in zip(got.depth.tolist(),
+                                                                                got.depth_end.tolist())]) \
+            if len(got) else np.zeros(0, np.int64)
+        have = raster(got.start[spread], got.end[spread], rows_depth, a, b, width, depths)
+        assert not (want & ~have).any(), f"range {a}..{b}: calls not drawn at {np.argwhere(want & ~have)[:5]}"
+        extra = have & ~(want | np.roll(want, 1, axis=1) | np.roll(want, -1, axis=1))
+        assert not extra.any(), f"range {a}..{b}: drawn where no call is, at {np.argwhere(extra)[:5]}"
 
 
 def test_whole_run_is_bounded_by_pixels_not_calls(model):
     tl = max(model.threads, key=lambda t: t.rows)
     width = 800
     got = tl.query(tl.t_min, tl.t_max, (tl.t_max - tl.t_min) / width)
-    assert len(got) < (tl.max_depth + 1) * width
-    assert len(got) < tl.rows
+    assert len(got) <= 2 * (tl.max_depth + 1) * width
+    assert len(got) < tl.rows / 4
 
 
 def test_call_at_finds_the_call_running_at_a_time(model):
     tl = max(model.threads, key=lambda t: t.rows)
     rng = np.random.default_rng(3)
-    for row in rng.choice(tl.rows, 50, replace=False).tolist():
-        t = (tl.start[row] + tl.end[row]) / 2
-        assert tl.call_at(t, int(tl.depth[row])) == row
+    for row in rng.choice(tl.rows, 200, replace=False).tolist():
+        s, e = tl.span(row)
+        found = tl.call_at((s + e) / 2, int(tl.depth[row]))
+        # the call itself, or a neighbour at its depth sharing the event where one ends and the
+        # other begins (a native call is opened and closed at one event)
+        assert found == row or (found >= 0 and tl.depth[found] == tl.depth[row]
+                                and tl.span(found)[0] <= (s + e) / 2 <= tl.span(found)[1]), (row, found)
     assert tl.call_at(tl.t_max + 1e9, 0) == -1
     assert tl.call_at(tl.t_min, tl.max_depth + 5) == -1
 
 
 def test_depth_window(model):
     tl = max(model.threads, key=lambda t: t.rows)
-    got = tl.query(tl.t_min, tl.t_max, 1e-12, depth_lo=2, depth_hi=3)
+    got = tl.query(tl.t_min, tl.t_max, 1e-6, depth_lo=2, depth_hi=3)
     assert set(got.depth.tolist()) <= {2, 3}
     assert len(got) == int(((tl.depth == 2) | (tl.depth == 3)).sum())
 
