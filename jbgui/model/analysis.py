@@ -19,13 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
+from jbgui.model import cct as CCT
 from jbgui.model import replay as R
 from jbgui.model import replay_kernel as K
 from jbgui.model.errors import TraceError
 from jbgui.model.statics import Statics, load_statics
 from jbgui.model.tracedir import TraceDir
 
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 # Call columns larger than this are memory-mapped, smaller ones read into memory.
 MAP_COLUMNS_ABOVE = 4 << 20
 
@@ -72,13 +73,15 @@ class CallTable:
     (:class:`Flag`), ``call_site`` (-1 when no call site matched), ``caller_block``,
     ``receiver`` (class id, 0 unknown), ``exc_class`` (class of the exception that ended it),
     ``incl_blocks``/``incl_bytecodes`` (this call and everything below it), ``end`` (one past the
-    last row of its subtree), ``cct`` (its calling-context-tree node).
+    last row of its subtree).
     """
 
-    def __init__(self, directory: Path, rows: int):
+    def __init__(self, directory: Path, rows: int, dtypes: dict[str, str] | None = None):
         self.directory = directory
         self.rows = rows
-        for name, (_col, dtype) in R.COLUMNS.items():
+        dtypes = dtypes or {name: dtype for name, (_col, dtype) in R.COLUMNS.items()}
+        for name in R.COLUMNS:
+            dtype = dtypes[name]
             path = directory / f"{name}.bin"
             if rows * np.dtype(dtype).itemsize > MAP_COLUMNS_ABOVE:
                 setattr(self, name, np.memmap(path, dtype=dtype, mode="r", shape=(rows,)))
@@ -142,9 +145,19 @@ class ThreadReplay:
     exceptions: np.ndarray      # EXCEPTION_DTYPE: throw_row, catch_row (or CATCH_*), events, class
     class_loads: np.ndarray     # LOAD_DTYPE
     block_counts: np.ndarray    # per global block index
-    cct: "LazyArrays"           # parent, key, calls, incl_bytecodes, incl_blocks, flags
     clock: np.ndarray           # (position, nanos) exact samples, sorted
     problems: list[str]
+
+    @property
+    def cct(self) -> dict[str, np.ndarray]:
+        """The calling-context tree (:mod:`jbgui.model.cct`): parent, key, calls,
+        incl_bytecodes, incl_blocks, flags per node, and ``capped``. Computed on first use and
+        kept beside the call columns."""
+        if self._cct is None:
+            self._cct = CCT.load_or_compute(self.calls, self.calls.directory, K.F_NATIVE | K.F_UNTRACED)
+        return self._cct
+
+    _cct: dict | None = None
 
     def times(self, events: np.ndarray) -> np.ndarray:
         """Nanoseconds since the trace started for event indices (interpolated between the clock
@@ -230,7 +243,7 @@ class Analysis:
             dense = result.counts
             nz = np.nonzero(dense)[0]
             np.savez(work / f"T{index:06d}" / "extra.npz", exceptions=result.exceptions, loads=result.loads,
-                     count_index=nz, count_value=dense[nz], **{f"cct_{k}": v for k, v in result.cct.items()})
+                     count_index=nz, count_value=dense[nz])
             if result.unknown_ids:
                 problems.append(f"thread {index}: {result.unknown_ids} events name method or block ids that "
                                 "static.xml does not define")
@@ -239,7 +252,8 @@ class Analysis:
         meta = {"stamp": stamp, "problems": problems, "seconds": time.perf_counter() - t0,
                 "threads": {str(i): {"rows": r.rows, "events": r.events, "ended": r.thread_ended,
                                      "inferred_exits": r.inferred_exits, "no_start": r.no_start,
-                                     "unknown_ids": r.unknown_ids, "problems": r.problems}
+                                     "unknown_ids": r.unknown_ids, "problems": r.problems,
+                                     "dtypes": r.dtypes}
                             for i, r in results.items()}}
         (work / "meta.json").write_text(json.dumps(meta))
         shutil.rmtree(cache_dir, ignore_errors=True)
@@ -259,7 +273,6 @@ class Analysis:
                 loads = extra["loads"]
                 counts = np.zeros(statics.n_blocks, np.int64)
                 counts[extra["count_index"]] = extra["count_value"]
-                cct = LazyArrays(tdir / "extra.npz", "cct_", [k for k in extra.files if k.startswith("cct_")])
             samples = clock[clock["stream"] == index] if len(clock) else clock
             clk = np.stack([samples["position"], samples["nanos"]], 1).astype(np.float64) if len(samples) \
                 else np.zeros((0, 2))
@@ -270,9 +283,9 @@ class Analysis:
             info = infos.get(index, {"index": index})
             threads.append(ThreadReplay(
                 index=index, name=info.get("name") or info.get("end_name") or f"thread {index}", info=info,
-                events=entry["events"], ended=entry["ended"], calls=CallTable(tdir, entry["rows"]),
+                events=entry["events"], ended=entry["ended"], calls=CallTable(tdir, entry["rows"], entry.get("dtypes")),
                 exceptions=_records(exc, EXCEPTION_DTYPE), class_loads=_records(loads, LOAD_DTYPE),
-                block_counts=counts, cct=cct, clock=clk, problems=entry["problems"]))
+                block_counts=counts, clock=clk, problems=entry["problems"]))
         with np.load(cache_dir / "totals.npz") as data:
             totals = {k: data[k] for k in data.files}
         return cls(trace, statics, threads, totals, meta["problems"], cache_dir, from_cache)
@@ -297,55 +310,6 @@ class Analysis:
             if t.index == key or t.name == key:
                 return t
         raise KeyError(key)
-
-
-class LazyArrays(dict):
-    """Arrays of an ``.npz`` read on first use: the calling-context tree of a big trace is tens of
-    megabytes that most uses of a replay never look at."""
-
-    def __init__(self, path: Path, prefix: str, names: list[str]):
-        super().__init__()
-        self._path, self._prefix, self._names = path, prefix, names
-        self._loaded = not names
-
-    def _load(self) -> None:
-        if not self._loaded:
-            self._loaded = True
-            with np.load(self._path) as data:
-                for name in self._names:
-                    dict.__setitem__(self, name[len(self._prefix):], data[name])
-
-    def __getitem__(self, key):
-        self._load()
-        return dict.__getitem__(self, key)
-
-    def get(self, key, default=None):
-        self._load()
-        return dict.get(self, key, default)
-
-    def __contains__(self, key):
-        self._load()
-        return dict.__contains__(self, key)
-
-    def __iter__(self):
-        self._load()
-        return dict.__iter__(self)
-
-    def __len__(self):
-        self._load()
-        return dict.__len__(self)
-
-    def items(self):
-        self._load()
-        return dict.items(self)
-
-    def keys(self):
-        self._load()
-        return dict.keys(self)
-
-    def values(self):
-        self._load()
-        return dict.values(self)
 
 
 def _records(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -388,7 +352,7 @@ def _kernel_version() -> str:
     """A digest of the replay code, so that a changed replay never serves stale results."""
     digest = hashlib.sha1()
     here = Path(__file__).parent
-    for name in ("replay_kernel.py", "replay.py", "statics.py", "analysis.py"):
+    for name in ("replay_kernel.py", "replay.py", "statics.py", "analysis.py", "tracedir.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:12]
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from jbgui.model import layout
 from jbgui.model.analysis import Analysis, Flag, ThreadReplay
-from jbgui.model.replay_kernel import CATCH_UNCAUGHT, SYNTHETIC_KEY
+from jbgui.model.cct import OVERFLOW_KEY, SYNTHETIC_KEY
+from jbgui.model.replay_kernel import CATCH_UNCAUGHT
 
 
 def block_metric_totals(analysis: Analysis, counts: np.ndarray) -> dict[str, int]:
@@ -124,6 +125,8 @@ def hottest_contexts(analysis: Analysis, thread: ThreadReplay, top: int = 20) ->
 
 
 def _context_name(analysis: Analysis, key: int) -> str:
+    if key == OVERFLOW_KEY:
+        return "(more contexts: the calling-context tree is capped)"
     if key >= SYNTHETIC_KEY:
         return analysis.statics.site_qualified(key - SYNTHETIC_KEY) + " [native/untraced]"
     return analysis.statics.method_qualified(key) or f"<method {key}>"

@@ -8,8 +8,10 @@ table. Memory use is the batch plus the buffers, whatever the stream's length.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from queue import Empty, Full, Queue
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +19,11 @@ import numpy as np
 from jbgui.model import layout
 from jbgui.model import replay_kernel as K
 from jbgui.model.statics import Statics
-from jbgui.model.tracedir import iter_stream
+from jbgui.model.tracedir import iter_stream, stream_event_count
 
-# On-disk type of each row column (the kernel works in int64).
+# On-disk type of each row column (the kernel works in int64). Columns holding event or row
+# indices are narrowed to 32 bits for a stream of fewer than 2**31 events (NARROW): a fifth less
+# to write and to read back.
 COLUMNS: dict[str, tuple[int, str]] = {
     "method": (K.COL_METHOD, "<i4"),
     "parent": (K.COL_PARENT, "<i8"),
@@ -34,8 +38,17 @@ COLUMNS: dict[str, tuple[int, str]] = {
     "incl_blocks": (K.COL_INCL_BLOCKS, "<i8"),
     "incl_bytecodes": (K.COL_INCL_BYTECODES, "<i8"),
     "end": (K.COL_END, "<i8"),
-    "cct": (K.COL_CCT, "<i4"),
 }
+
+NARROW = ("parent", "first", "last", "end", "incl_blocks")
+NARROW_LIMIT = (1 << 31) - 1
+
+
+def column_dtypes(events: int) -> dict[str, str]:
+    """The on-disk type of each column for a stream of ``events`` events."""
+    narrow = events <= NARROW_LIMIT
+    return {name: ("<i4" if narrow and name in NARROW else dtype) for name, (_col, dtype) in COLUMNS.items()}
+
 
 BATCH_EVENTS = 1 << 22
 ROWS_BUFFER = 1 << 18
@@ -85,14 +98,12 @@ def new_state(st: Statics) -> K.State:
     n_sites = max(st.n_sites, 1)
     edge_k, edge_v = _table(1 << 16)
     recv_k, recv_v = _table(1 << 12)
-    cct_k, cct_v = _table(1 << 14)
     return K.State(
         sc=np.zeros(K.N_SCALARS, np.int64), st=np.zeros((1 << 12, K.N_ST), np.int64),
-        rows=np.zeros((ROWS_BUFFER, K.N_COLS), np.int64), patches=np.zeros((1 << 16, 3), np.int64),
+        rows=np.zeros((K.N_COLS, ROWS_BUFFER), np.int64), patches=np.zeros((1 << 16, 3), np.int64),
         exc=np.zeros((1 << 12, 5), np.int64), loads=np.zeros((1 << 12, 2), np.int64),
         ep=np.zeros((1 << 12, 2), np.int64), counts=np.zeros(max(st.n_blocks, 1), np.int64),
-        sstat=np.zeros((n_sites, 3), np.int64), edge_k=edge_k, edge_v=edge_v, recv_k=recv_k, recv_v=recv_v,
-        cct_k=cct_k, cct_v=cct_v, cct=np.zeros((1 << 13, 6), np.int64))
+        sstat=np.zeros((n_sites, 3), np.int64), edge_k=edge_k, edge_v=edge_v, recv_k=recv_k, recv_v=recv_v)
 
 
 def _grow(arr: np.ndarray) -> np.ndarray:
@@ -112,23 +123,63 @@ class ThreadResult:
     exceptions: np.ndarray = field(default_factory=lambda: np.zeros((0, 5), np.int64))
     loads: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
     counts: np.ndarray | None = None
-    cct: dict[str, np.ndarray] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     unknown_ids: int = 0
     inferred_exits: int = 0
     no_start: int = 0
+    dtypes: dict[str, str] = field(default_factory=dict)
+
+
+class _ColumnWriter:
+    """Appends flushed column blocks to their files on a thread of its own, so that writing
+    overlaps the replay; at most a few blocks wait (bounded memory)."""
+
+    def __init__(self, paths: dict[str, Path]):
+        self.files = {name: open(path, "wb") for name, path in paths.items()}
+        self.queue: Queue = Queue(maxsize=3)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="jbgui-columns", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            block = self.queue.get()
+            if block is None:
+                return
+            if self.error is not None:
+                continue
+            try:
+                for name, column in block.items():
+                    self.files[name].write(column.data)
+            except BaseException as error:  # reported by put() or close()
+                self.error = error
+
+    def put(self, block: dict[str, np.ndarray]) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put(block)
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        for f in self.files.values():
+            f.close()
+        if self.error is not None:
+            raise self.error
 
 
 class ThreadReplayer:
     """Replays one stream into ``out_dir/<column>.bin`` files."""
 
-    def __init__(self, statics: Statics, kstatic: K.Static, state: K.State, out_dir: Path):
+    def __init__(self, statics: Statics, kstatic: K.Static, state: K.State, out_dir: Path,
+                 dtypes: dict[str, str] | None = None):
         self.statics = statics
         self.S = kstatic
         self.T = state
         self.out_dir = out_dir
+        self.dtypes = dtypes or column_dtypes(0)
         out_dir.mkdir(parents=True, exist_ok=True)
-        self.files = {name: open(out_dir / f"{name}.bin", "wb") for name in COLUMNS}
+        self.writer = _ColumnWriter({name: out_dir / f"{name}.bin" for name in COLUMNS})
         self.patches: list[np.ndarray] = []
         self.exc: list[np.ndarray] = []
         self.loads: list[np.ndarray] = []
@@ -139,9 +190,8 @@ class ThreadReplayer:
         T = self.T
         n = int(T.sc[K.S_NEXT_ROW] - T.sc[K.S_BUF_BASE])
         if n:
-            block = T.rows[:n]
-            for name, (col, dtype) in COLUMNS.items():
-                self.files[name].write(np.ascontiguousarray(block[:, col], dtype=dtype).tobytes())
+            # Converted copies go to the writer thread; the kernel's buffer is free at once.
+            self.writer.put({name: T.rows[col, :n].astype(self.dtypes[name]) for name, (col, _d) in COLUMNS.items()})
         T.sc[K.S_BUF_BASE] = T.sc[K.S_NEXT_ROW]
 
     def _drain(self) -> None:
@@ -178,17 +228,11 @@ class ThreadReplayer:
         elif code == K.RECV_FULL:
             keys, vals = K.rehash(T.recv_k, T.recv_v, 2 * len(T.recv_k))
             self.T = T._replace(recv_k=keys, recv_v=vals)
-        elif code == K.CCT_FULL:
-            if 2 * (T.sc[K.S_CCT_USED] + self.S.max_sites + 4) > len(T.cct_k):
-                keys, vals = K.rehash(T.cct_k, T.cct_v, 2 * len(T.cct_k))
-                T = T._replace(cct_k=keys, cct_v=vals)
-            if T.sc[K.S_N_CCT] + self.S.max_sites + 4 > len(T.cct):
-                T = T._replace(cct=_grow(T.cct))
-            self.T = T
         # the kernel's capacity checks are conservative; a buffer that is empty yet too small grows
         if code == K.ROWS_FULL and self.T.sc[K.S_NEXT_ROW] == self.T.sc[K.S_BUF_BASE]:
-            if self.S.max_sites + 8 > len(self.T.rows):
-                self.T = self.T._replace(rows=_grow(self.T.rows))
+            if self.S.max_sites + 8 > self.T.rows.shape[1]:
+                rows = np.zeros((K.N_COLS, 2 * self.T.rows.shape[1]), np.int64)
+                self.T = self.T._replace(rows=rows)
 
     # ------------------------------------------------------------------ running
 
@@ -218,16 +262,15 @@ class ThreadReplayer:
         K.finish(self.S, self.T, thread_ended)
         self._flush_rows()
         self._drain()
-        for f in self.files.values():
-            f.close()
+        self.writer.close()
         T = self.T
         rows = int(T.sc[K.S_NEXT_ROW])
         if self.patches and rows:
             patches = np.concatenate(self.patches)
-            for name, (col, dtype) in COLUMNS.items():
+            for name, (col, _dtype) in COLUMNS.items():
                 sel = patches[patches[:, 1] == col]
                 if len(sel):
-                    mm = np.memmap(self.out_dir / f"{name}.bin", dtype=dtype, mode="r+", shape=(rows,))
+                    mm = np.memmap(self.out_dir / f"{name}.bin", dtype=self.dtypes[name], mode="r+", shape=(rows,))
                     mm[sel[:, 0]] = sel[:, 2]  # later patches of a row win: they come later in order
                     mm.flush()
                     del mm
@@ -236,24 +279,60 @@ class ThreadReplayer:
         result.exceptions = np.concatenate(self.exc) if self.exc else np.zeros((0, 5), np.int64)
         result.loads = np.concatenate(self.loads) if self.loads else np.zeros((0, 2), np.int64)
         result.counts = T.counts.copy()
-        n = int(T.sc[K.S_N_CCT])
-        result.cct = {name: T.cct[:n, col].copy() for name, col in (
-            ("parent", K.CT_PARENT), ("key", K.CT_KEY), ("calls", K.CT_CALLS), ("incl_bytecodes", K.CT_INCL_BC),
-            ("incl_blocks", K.CT_INCL_BLOCKS), ("flags", K.CT_FLAGS))}
         result.unknown_ids = int(T.sc[K.S_UNKNOWN_IDS])
         result.inferred_exits = int(T.sc[K.S_INFERRED])
         result.no_start = int(T.sc[K.S_NO_START])
 
 
 def reset_thread_state(T: K.State) -> K.State:
-    """The same tables, emptied of one thread's stack, rows and calling-context tree (edges,
-    receivers and call-site counters keep accumulating over threads)."""
+    """The same tables, emptied of one thread's stack and rows (edges, receivers and call-site
+    counters keep accumulating over threads)."""
     T.sc[:] = 0
     T.counts[:] = 0
-    T.cct_k[:] = K.EMPTY
-    T.cct_v[:] = 0
-    T.cct[:] = 0
     return T
+
+
+def prefetch(batches, depth: int = 2):
+    """Iterate ``batches`` while a second thread decodes the next ones (zlib and numpy release the
+    GIL, and so does the replay kernel): decoding and replay overlap on two cores. At most
+    ``depth`` decoded batches wait, so memory stays bounded."""
+    queue: Queue = Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for item in batches:
+                while not stop.is_set():
+                    try:
+                        queue.put(item, timeout=0.1)
+                        break
+                    except Full:
+                        continue
+                if stop.is_set():
+                    return
+            queue.put(done)
+        except BaseException as error:  # handed to the consumer, raised there
+            queue.put(error)
+
+    worker = threading.Thread(target=produce, name="jbgui-decode", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = queue.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():
+            try:
+                queue.get(timeout=0.05)
+            except Empty:
+                pass
+        worker.join()
 
 
 def replay_stream(statics: Statics, kstatic: K.Static, state: K.State, stream: Path, out_dir: Path,
@@ -261,10 +340,11 @@ def replay_stream(statics: Statics, kstatic: K.Static, state: K.State, stream: P
                   cancelled: Callable[[], bool] | None = None) -> tuple[ThreadResult, K.State]:
     """Replay one per-thread stream file; returns its result and the (possibly grown) state."""
     result = ThreadResult()
-    replayer = ThreadReplayer(statics, kstatic, reset_thread_state(state), out_dir)
+    result.dtypes = column_dtypes(stream_event_count(stream))
+    replayer = ThreadReplayer(statics, kstatic, reset_thread_state(state), out_dir, result.dtypes)
     ended = False
     events = 0
-    for first, words, flags, problem in iter_stream(stream, BATCH_EVENTS):
+    for first, words, flags, problem in prefetch(iter_stream(stream, BATCH_EVENTS)):
         if cancelled is not None and cancelled():
             raise Cancelled()
         if flags & layout.CHUNK_FLAG_LOST_BEFORE and events:

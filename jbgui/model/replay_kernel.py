@@ -37,10 +37,11 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-# Row columns (int64 in the kernel's buffer; stored narrower on disk).
+# Row columns (int64 in the kernel's buffer, one row of it per column so that each column is
+# contiguous when flushed; stored narrower on disk).
 COL_METHOD, COL_PARENT, COL_DEPTH, COL_FIRST, COL_LAST, COL_FLAGS, COL_SITE, COL_CALLER_BLOCK, \
-    COL_RECEIVER, COL_EXC_CLASS, COL_INCL_BLOCKS, COL_INCL_BYTECODES, COL_END, COL_CCT = range(14)
-N_COLS = 14
+    COL_RECEIVER, COL_EXC_CLASS, COL_INCL_BLOCKS, COL_INCL_BYTECODES, COL_END = range(13)
+N_COLS = 13
 
 # Row flags.
 F_EXCEPTIONAL = 1     # left by an exception
@@ -56,14 +57,14 @@ F_CALLBACK = 512      # called from native/untraced code (its parent is a synthe
 
 # Scalar state slots.
 S_DEPTH, S_NEXT_ROW, S_CUM_BLOCKS, S_CUM_BC, S_UNWINDING, S_UNW_ROW, S_UNW_EVENT, S_UNW_CLASS, \
-    S_LAST_POPPED, S_LAST_STARTED, S_N_PATCHES, S_N_EXC, S_N_LOADS, S_N_EPISODE, S_N_CCT, S_POS, \
-    S_BUF_BASE, S_UNKNOWN_IDS, S_INFERRED, S_NO_START, S_EDGES_USED, S_RECV_USED, S_CCT_USED, \
-    S_LAST_EVENT, S_UNW_INIT = range(25)
-N_SCALARS = 25
+    S_LAST_POPPED, S_LAST_STARTED, S_N_PATCHES, S_N_EXC, S_N_LOADS, S_N_EPISODE, S_POS, \
+    S_BUF_BASE, S_UNKNOWN_IDS, S_INFERRED, S_NO_START, S_EDGES_USED, S_RECV_USED, \
+    S_LAST_EVENT, S_UNW_INIT = range(23)
+N_SCALARS = 23
 
 # Stack frame fields.
-ST_ROW, ST_METHOD, ST_SYN, ST_SITE, ST_BLOCK, ST_PTR, ST_CBLK, ST_CBC, ST_CCT, ST_FLAGS = range(10)
-N_ST = 10
+ST_ROW, ST_METHOD, ST_SYN, ST_SITE, ST_BLOCK, ST_PTR, ST_CBLK, ST_CBC, ST_FLAGS = range(9)
+N_ST = 9
 # Static block fields (blk has one extra row so that B_SITE0/B_HND0 of gb + 1 end gb's ranges).
 B_METHOD, B_BC, B_SITE0, B_HND0, B_IS_HANDLER = range(5)
 # Call-site fields; site kinds mirror jbgui.model.statics.
@@ -74,13 +75,12 @@ H_TARGET, H_CATCH_ALL = range(2)
 # Method fields and flags (flags mirror jbgui.model.statics; M_UPCALL is replay's own).
 MT_KEY, MT_FLAGS, MT_BLOCKS = range(3)
 M_NATIVE, M_HIDDEN_CLASS, M_IMPLICIT_ONLY, M_UPCALL = 1, 32, 64, 256
-# Site statistics, calling-context-tree node fields.
+# Site statistics.
 SS_CALLS, SS_LAST_RECEIVER, SS_CHANGES = range(3)
-CT_PARENT, CT_KEY, CT_CALLS, CT_INCL_BC, CT_INCL_BLOCKS, CT_FLAGS = range(6)
 
 # Why the kernel returned.
 DONE, ROWS_FULL, PATCHES_FULL, EXC_FULL, LOADS_FULL, EPISODE_FULL, STACK_FULL, EDGES_FULL, \
-    RECV_FULL, CCT_FULL = range(10)
+    RECV_FULL = range(9)
 
 EMPTY = -1
 # catch_row of an exception record: it left the thread (uncaught), or it left a static initializer
@@ -88,10 +88,9 @@ EMPTY = -1
 # frame that triggered the initialization, a new exception of its own).
 CATCH_UNCAUGHT = -1
 CATCH_CLASS_INIT = -2
-SYNTHETIC_KEY = 1 << 20   # calling-context key of a synthetic row: SYNTHETIC_KEY + call site
 
 Static = namedtuple("Static", "page_base blk sites hnd meth max_sites")
-State = namedtuple("State", "sc st rows patches exc loads ep counts sstat edge_k edge_v recv_k recv_v cct_k cct_v cct")
+State = namedtuple("State", "sc st rows patches exc loads ep counts sstat edge_k edge_v recv_k recv_v")
 
 
 # ---------------------------------------------------------------------- small pieces (inlined)
@@ -122,7 +121,7 @@ def _set(sc, rows, patches, row, col, value):
     """Set a row field: in the buffer, or as a patch when the row was already flushed."""
     base = sc[S_BUF_BASE]
     if row >= base:
-        rows[row - base, col] = value
+        rows[col, row - base] = value
     else:
         n = sc[S_N_PATCHES]
         patches[n, 0] = row
@@ -132,46 +131,30 @@ def _set(sc, rows, patches, row, col, value):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _push(sc, st, rows, cct_k, cct_v, cct, method, ckey, ev, site, caller_block, flags, syn):
+def _push(sc, st, rows, method, ev, site, caller_block, flags, syn):
     """Open a row for a new frame on top of the stack; returns the row index."""
     d = sc[S_DEPTH]
     row = sc[S_NEXT_ROW]
     sc[S_NEXT_ROW] = row + 1
     r = row - sc[S_BUF_BASE]
-    parent_cct = -1
     parent = -1
     if d > 0:
         parent = st[d - 1, ST_ROW]
-        parent_cct = st[d - 1, ST_CCT]
         if st[d - 1, ST_SYN] == 1:
             flags |= F_CALLBACK
-    # Calling-context tree: one node per distinct (parent context, callee).
-    key = ((parent_cct + 1) << 32) | ckey
-    slot = _slot(cct_k, key)
-    if cct_k[slot] == EMPTY:
-        node = sc[S_N_CCT]
-        sc[S_N_CCT] = node + 1
-        sc[S_CCT_USED] += 1
-        cct_k[slot] = key
-        cct_v[slot] = node
-        cct[node, CT_PARENT] = parent_cct
-        cct[node, CT_KEY] = ckey
-    node = cct_v[slot]
-    cct[node, CT_CALLS] += 1
-    rows[r, COL_METHOD] = method
-    rows[r, COL_PARENT] = parent
-    rows[r, COL_DEPTH] = d
-    rows[r, COL_FIRST] = ev
-    rows[r, COL_LAST] = ev
-    rows[r, COL_FLAGS] = flags
-    rows[r, COL_SITE] = site
-    rows[r, COL_CALLER_BLOCK] = caller_block
-    rows[r, COL_RECEIVER] = 0
-    rows[r, COL_EXC_CLASS] = 0
-    rows[r, COL_INCL_BLOCKS] = 0
-    rows[r, COL_INCL_BYTECODES] = 0
-    rows[r, COL_END] = row + 1
-    rows[r, COL_CCT] = node
+    rows[COL_METHOD, r] = method
+    rows[COL_PARENT, r] = parent
+    rows[COL_DEPTH, r] = d
+    rows[COL_FIRST, r] = ev
+    rows[COL_LAST, r] = ev
+    rows[COL_FLAGS, r] = flags
+    rows[COL_SITE, r] = site
+    rows[COL_CALLER_BLOCK, r] = caller_block
+    rows[COL_RECEIVER, r] = 0
+    rows[COL_EXC_CLASS, r] = 0
+    rows[COL_INCL_BLOCKS, r] = 0
+    rows[COL_INCL_BYTECODES, r] = 0
+    rows[COL_END, r] = row + 1
     st[d, ST_ROW] = row
     st[d, ST_METHOD] = method
     st[d, ST_SYN] = syn
@@ -180,7 +163,6 @@ def _push(sc, st, rows, cct_k, cct_v, cct, method, ckey, ev, site, caller_block,
     st[d, ST_PTR] = -1
     st[d, ST_CBLK] = sc[S_CUM_BLOCKS]
     st[d, ST_CBC] = sc[S_CUM_BC]
-    st[d, ST_CCT] = node
     st[d, ST_FLAGS] = flags
     sc[S_DEPTH] = d + 1
     sc[S_LAST_STARTED] = row
@@ -188,7 +170,7 @@ def _push(sc, st, rows, cct_k, cct_v, cct, method, ckey, ev, site, caller_block,
 
 
 @numba.njit(cache=True, _nrt=False)
-def _pop(sc, st, rows, patches, cct, ev, extra_flags):
+def _pop(sc, st, rows, patches, ev, extra_flags):
     """Close the top frame at event ``ev``; returns (row, final flags)."""
     d = sc[S_DEPTH] - 1
     sc[S_DEPTH] = d
@@ -199,21 +181,17 @@ def _pop(sc, st, rows, patches, cct, ev, extra_flags):
     base = sc[S_BUF_BASE]
     if row >= base:
         r = row - base
-        rows[r, COL_LAST] = ev
-        rows[r, COL_FLAGS] = flags
-        rows[r, COL_INCL_BLOCKS] = blocks
-        rows[r, COL_INCL_BYTECODES] = bc
-        rows[r, COL_END] = sc[S_NEXT_ROW]
+        rows[COL_LAST, r] = ev
+        rows[COL_FLAGS, r] = flags
+        rows[COL_INCL_BLOCKS, r] = blocks
+        rows[COL_INCL_BYTECODES, r] = bc
+        rows[COL_END, r] = sc[S_NEXT_ROW]
     else:
         _set(sc, rows, patches, row, COL_LAST, ev)
         _set(sc, rows, patches, row, COL_FLAGS, flags)
         _set(sc, rows, patches, row, COL_INCL_BLOCKS, blocks)
         _set(sc, rows, patches, row, COL_INCL_BYTECODES, bc)
         _set(sc, rows, patches, row, COL_END, sc[S_NEXT_ROW])
-    node = st[d, ST_CCT]
-    cct[node, CT_INCL_BC] += bc
-    cct[node, CT_INCL_BLOCKS] += blocks
-    cct[node, CT_FLAGS] |= flags
     sc[S_LAST_POPPED] = row
     return row, flags
 
@@ -242,10 +220,10 @@ def _enter_block(blk, sc, st, counts, edge_k, edge_v, f, gb):
 def _emit_site(S, T, site, caller_block, ev):
     """A call whose callee never started: a synthetic row, opened and closed at once."""
     flags = F_NATIVE if S.sites[site, SI_KIND] == SITE_NATIVE else F_UNTRACED
-    _push(T.sc, T.st, T.rows, T.cct_k, T.cct_v, T.cct, S.sites[site, SI_TARGET], SYNTHETIC_KEY + site, ev, site,
+    _push(T.sc, T.st, T.rows, S.sites[site, SI_TARGET], ev, site,
           caller_block, flags, 1)
     T.sstat[site, SS_CALLS] += 1
-    _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, 0)
+    _pop(T.sc, T.st, T.rows, T.patches, ev, 0)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -290,7 +268,7 @@ def _catch(T, f, ev):
 @numba.njit(cache=True, _nrt=False)
 def _unwind_pop(T, ev, inferred):
     """Pop the top frame as left by an exception, as part of the current unwinding episode."""
-    row, flags = _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, F_EXCEPTIONAL | (F_INFERRED if inferred else 0))
+    row, flags = _pop(T.sc, T.st, T.rows, T.patches, ev, F_EXCEPTIONAL | (F_INFERRED if inferred else 0))
     if T.sc[S_UNWINDING] == 0:
         T.sc[S_UNWINDING] = 1
         T.sc[S_UNW_ROW] = row
@@ -339,7 +317,7 @@ def _top_java(T):
 def _close_synthetic_above(T, f, ev, extra):
     """Close the synthetic (native/untraced) frames above frame f: those calls returned to f."""
     while T.sc[S_DEPTH] - 1 > f:
-        _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, extra)
+        _pop(T.sc, T.st, T.rows, T.patches, ev, extra)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -424,7 +402,7 @@ def _on_block(S, T, gb, ev):
         _caught_somewhere(T, ev)
     d = T.sc[S_DEPTH]
     caller_block = T.st[d - 1, ST_BLOCK] if d > 0 else -1
-    _push(T.sc, T.st, T.rows, T.cct_k, T.cct_v, T.cct, bm, bm, ev, -1, caller_block, F_TRUNCATED | F_NO_START, 0)
+    _push(T.sc, T.st, T.rows, bm, ev, -1, caller_block, F_TRUNCATED | F_NO_START, 0)
     T.sc[S_NO_START] += 1
     _enter(S, T, T.sc[S_DEPTH] - 1, gb)
 
@@ -447,9 +425,9 @@ def _on_start(S, T, mid, ev):
     if T.sc[S_UNWINDING] == 1:
         _caught_somewhere(T, ev)
     d = T.sc[S_DEPTH]
-    sc, st, rows, cct_k, cct_v, cct = T.sc, T.st, T.rows, T.cct_k, T.cct_v, T.cct
+    sc, st, rows = T.sc, T.st, T.rows
     if d == 0:
-        _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, -1, F_IMPLICIT, 0)
+        _push(sc, st, rows, mid, ev, -1, -1, F_IMPLICIT, 0)
         return
     top = d - 1
     if st[top, ST_SYN] == 1:
@@ -459,13 +437,13 @@ def _on_start(S, T, mid, ev):
             _close_synthetic_above(T, f, ev - 1, 0)
             top = f
         else:
-            _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, -1, 0, 0)  # a callback from it
+            _push(sc, st, rows, mid, ev, -1, -1, 0, 0)  # a callback from it
             return
     b = st[top, ST_BLOCK]
     mflags = S.meth[mid, MT_FLAGS]
     if b < 0 or mflags & M_IMPLICIT_ONLY:
         flags = F_IMPLICIT if S.meth[st[top, ST_METHOD], MT_BLOCKS] > 0 else 0
-        _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, b, flags, 0)
+        _push(sc, st, rows, mid, ev, -1, b, flags, 0)
         return
     key = S.meth[mid, MT_KEY]
     hidden = (mflags & M_HIDDEN_CLASS) != 0
@@ -484,18 +462,18 @@ def _on_start(S, T, mid, ev):
             p += 1
         st[top, ST_PTR] = match + 1
         T.sstat[match, SS_CALLS] += 1
-        _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, match, b, 0, 0)
+        _push(sc, st, rows, mid, ev, match, b, 0, 0)
         return
     if p < end and S.sites[p, SI_KIND] != SITE_DIRECT and not mflags & M_UPCALL:
         # Java code called back from the pending call (reflection, a native method, an untraced
         # dispatch target): nest it under a synthetic row for that call.
         flags = F_NATIVE if S.sites[p, SI_KIND] == SITE_NATIVE else F_UNTRACED
-        _push(sc, st, rows, cct_k, cct_v, cct, S.sites[p, SI_TARGET], SYNTHETIC_KEY + p, ev, p, b, flags, 1)
+        _push(sc, st, rows, S.sites[p, SI_TARGET], ev, p, b, flags, 1)
         T.sstat[p, SS_CALLS] += 1
         st[top, ST_PTR] = p + 1
-        _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, -1, 0, 0)
+        _push(sc, st, rows, mid, ev, -1, -1, 0, 0)
         return
-    _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, ev, -1, b, F_IMPLICIT, 0)
+    _push(sc, st, rows, mid, ev, -1, b, F_IMPLICIT, 0)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -511,14 +489,14 @@ def _on_end(S, T, mid, ev, exceptional):
                 _caught_somewhere(T, ev)
             d = T.sc[S_DEPTH]
             caller_block = T.st[d - 1, ST_BLOCK] if d > 0 else -1
-            _push(T.sc, T.st, T.rows, T.cct_k, T.cct_v, T.cct, mid, mid, ev, -1, caller_block, F_TRUNCATED | F_NO_START, 0)
+            _push(T.sc, T.st, T.rows, mid, ev, -1, caller_block, F_TRUNCATED | F_NO_START, 0)
             T.sc[S_NO_START] += 1
             if exceptional:
                 _unwind_pop(T, ev, False)
                 if T.sc[S_DEPTH] == 0:
                     _uncaught(T)
             else:
-                _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, 0)
+                _pop(T.sc, T.st, T.rows, T.patches, ev, 0)
             return
         while T.sc[S_DEPTH] - 1 > f:  # frames whose exits were not recorded
             _unwind_pop(T, ev - 1, True)
@@ -526,7 +504,7 @@ def _on_end(S, T, mid, ev, exceptional):
         if T.sc[S_UNWINDING] == 1:
             _catch(T, f, ev)
         _leave_block(S, T, f, ev)
-        _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, 0)
+        _pop(T.sc, T.st, T.rows, T.patches, ev, 0)
         return
     if T.sc[S_UNWINDING] == 1 and _has_catch_all(S, T.st[f, ST_BLOCK]):
         # javac's handler of a synchronized block records no block word (it covers itself): it
@@ -624,7 +602,7 @@ def _room(S, T):
     """DONE if every buffer has room for the worst single event, else what to make room in."""
     sc = T.sc
     d = sc[S_DEPTH]
-    if sc[S_NEXT_ROW] - sc[S_BUF_BASE] + S.max_sites + 6 > len(T.rows):
+    if sc[S_NEXT_ROW] - sc[S_BUF_BASE] + S.max_sites + 6 > T.rows.shape[1]:
         return ROWS_FULL
     if sc[S_N_PATCHES] + 8 * (d + sc[S_N_EPISODE] + S.max_sites + 4) > len(T.patches):
         return PATCHES_FULL
@@ -640,8 +618,6 @@ def _room(S, T):
         return EDGES_FULL
     if 2 * (sc[S_RECV_USED] + 2) > len(T.recv_k):
         return RECV_FULL
-    if 2 * (sc[S_CCT_USED] + S.max_sites + 4) > len(T.cct_k) or sc[S_N_CCT] + S.max_sites + 4 > len(T.cct):
-        return CCT_FULL
     return DONE
 
 
@@ -653,19 +629,17 @@ def _budget(S, T):
     d = sc[S_DEPTH]
     margin = S.max_sites + 8
     room = min(4096,
-               len(T.rows) - (sc[S_NEXT_ROW] - sc[S_BUF_BASE]) - margin,
+               T.rows.shape[1] - (sc[S_NEXT_ROW] - sc[S_BUF_BASE]) - margin,
                len(T.edge_k) // 2 - sc[S_EDGES_USED] - 2,
                len(T.recv_k) // 2 - sc[S_RECV_USED] - 2,
-               len(T.cct_k) // 2 - sc[S_CCT_USED] - margin,
-               len(T.cct) - sc[S_N_CCT] - margin,
                len(T.st) - d - margin,
                (len(T.patches) - sc[S_N_PATCHES] - 8 * (d + sc[S_N_EPISODE] + margin)) // 16)
     return max(0, room)
 
 
 @numba.njit(cache=True, _nrt=False)
-def _fast(words, first, k, stop, sc, st, rows, patches, counts, cct, edge_k, edge_v, recv_k, recv_v, cct_k,
-          cct_v, sstat, page_base, blk, sites, meth):
+def _fast(words, first, k, stop, sc, st, rows, patches, counts, edge_k, edge_v, recv_k, recv_v, sstat, page_base,
+          blk, sites, meth):
     """Handle events from ``k`` while they are common ones, up to ``stop``; returns the index of
     the first event left for :func:`_slow_event` (or ``stop``). Takes plain arrays only: reading
     arrays out of the state tuples inside the loop costs a reference-count update each time."""
@@ -704,20 +678,20 @@ def _fast(words, first, k, stop, sc, st, rows, patches, counts, cct, edge_k, edg
             # The callee of the next call site of the caller's block.
             st[top, ST_PTR] = p + 1
             sstat[p, SS_CALLS] += 1
-            _push(sc, st, rows, cct_k, cct_v, cct, mid, mid, first + k, p, b, 0, 0)
+            _push(sc, st, rows, mid, first + k, p, b, 0, 0)
         elif t == 2:
             mid = (w >> 11) & 0x7FFFF
             b = st[top, ST_BLOCK]
             if mid != st[top, ST_METHOD] or (b >= 0 and st[top, ST_PTR] < blk[b + 1, B_SITE0]):
                 return k
-            _pop(sc, st, rows, patches, cct, first + k, 0)
+            _pop(sc, st, rows, patches, first + k, 0)
         elif (w >> 27) & 7 == 1:
             # A receiver's class, right after the start of an instance method.
             cls = w & 0x7FFFFFF
             row = sc[S_LAST_STARTED]
             if row < sc[S_BUF_BASE] or st[top, ST_ROW] != row:
                 return k
-            rows[row - sc[S_BUF_BASE], COL_RECEIVER] = cls
+            rows[COL_RECEIVER, row - sc[S_BUF_BASE]] = cls
             site = st[top, ST_SITE]
             if site >= 0:
                 key = (site << 32) | cls
@@ -738,7 +712,7 @@ def _fast(words, first, k, stop, sc, st, rows, patches, counts, cct, edge_k, edg
     return k
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, nogil=True)
 def replay(S, T, words, first):
     """Replay ``words`` (event ``k`` is the stream's event ``first + k``) from ``T.sc[S_POS]`` on.
     Returns DONE, or the buffer to make room in before calling again."""
@@ -750,8 +724,8 @@ def replay(S, T, words, first):
             T.sc[S_POS] = k
             return code
         stop = min(n, k + _budget(S, T))
-        k = _fast(words, first, k, stop, T.sc, T.st, T.rows, T.patches, T.counts, T.cct, T.edge_k, T.edge_v,
-                  T.recv_k, T.recv_v, T.cct_k, T.cct_v, T.sstat, S.page_base, S.blk, S.sites, S.meth)
+        k = _fast(words, first, k, stop, T.sc, T.st, T.rows, T.patches, T.counts, T.edge_k, T.edge_v,
+                  T.recv_k, T.recv_v, T.sstat, S.page_base, S.blk, S.sites, S.meth)
         if k < stop or stop == k and k < n and _budget(S, T) == 0:
             # One event the fast path does not handle (the room check above covers it).
             _slow_event(S, T, np.int64(words[k]), first + k)
@@ -792,7 +766,7 @@ def finish(S, T, thread_ended):
         else:
             T.sc[S_UNWINDING] = 0
     while T.sc[S_DEPTH] > 0:
-        _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, F_TRUNCATED)
+        _pop(T.sc, T.st, T.rows, T.patches, ev, F_TRUNCATED)
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -803,4 +777,4 @@ def cut(S, T, ev):
     T.sc[S_UNWINDING] = 0
     T.sc[S_N_EPISODE] = 0
     while T.sc[S_DEPTH] > 0:
-        _pop(T.sc, T.st, T.rows, T.patches, T.cct, ev, F_TRUNCATED)
+        _pop(T.sc, T.st, T.rows, T.patches, ev, F_TRUNCATED)

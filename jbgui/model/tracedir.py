@@ -171,6 +171,30 @@ def iter_stream(path: Path, batch_events: int = 1 << 22):
             yield first, _join(parts), flags_or, problem
 
 
+def stream_event_count(path: Path) -> int:
+    """How many events a ``.jbt`` file holds, from its chunk headers alone (payloads are skipped,
+    so this reads a few bytes per chunk). A damaged or cut-off end stops the count there."""
+    total = 0
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(layout.STREAM_HEADER_SIZE)
+            if len(head) < layout.STREAM_HEADER_SIZE:
+                return 0
+            pos = _STREAM_HEADER.unpack_from(head, 0)[2]
+            while pos + layout.CHUNK_HEADER_SIZE <= size:
+                handle.seek(pos)
+                header = handle.read(layout.CHUNK_HEADER_SIZE)
+                magic, _c, _f, _fl, count, length, _first, _crc, _r = _CHUNK_HEADER.unpack_from(header, 0)
+                if magic != layout.CHUNK_MAGIC:
+                    break
+                total += count
+                pos += layout.CHUNK_HEADER_SIZE + length
+    except OSError:
+        return total
+    return total
+
+
 def _join(parts: list[np.ndarray]) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype=np.uint32)

@@ -1,0 +1,1119 @@
+"""Exports of a replayed trace in formats other tools open (docs/exports.md).
+
+- **chrome**: Chrome trace-event JSON (Perfetto's UI, ``chrome://tracing``): one track per thread,
+  one complete event (``ph: "X"``) per call, instant events for exceptions and native calls.
+- **collapsed**: collapsed stacks (``frame;frame;frame count``) from the calling-context trees,
+  the input of ``flamegraph.pl`` and speedscope.
+- **csv** / **parquet**: two tables, one row per call (``calls``) or per executed basic block
+  (``blocks``).
+
+Everything is written chunk by chunk, straight to the file, from columns rendered to text by numpy
+(:class:`_Text`): no Python loop runs per call, per event or per output line, and no export holds
+its whole output in memory. Output goes to a temporary file beside the target, renamed into place
+only when complete, so a failed or cancelled export never leaves a file that looks valid.
+
+Times are nanoseconds since the trace started, interpolated between each thread's clock samples
+(:meth:`ThreadReplay.times`) and rounded to whole nanoseconds, then clamped so that every call lies
+within its caller and ends no later than its next sibling starts (a native call detected at the
+event where its sibling starts would otherwise overlap it). A trace whose threads lack clock
+samples is exported in event indices instead, and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import numba
+import numpy as np
+
+from jbgui import __version__
+from jbgui.model.analysis import CATCH_CLASS_INIT, CATCH_UNCAUGHT, Analysis, Flag, ThreadReplay
+from jbgui.model.errors import TraceError
+# The calling-context key of a call into native or untraced code (SYNTHETIC_KEY + call site), taken
+# from where the metrics read the same trees.
+from jbgui.model.metrics import SYNTHETIC_KEY
+from jbgui.model.replay import Cancelled
+from jbgui.model.statics import M_JDK, Statics
+
+FORMATS = ("chrome", "collapsed", "csv", "parquet")
+TABLES = ("calls", "blocks")
+WEIGHTS = ("bytecodes", "calls", "blocks")
+DEFAULT_MAX_EVENTS = 1_000_000
+# Rows rendered at a time: large enough that numpy's per-call overhead vanishes, small enough that
+# a chunk's text stays a few megabytes.
+CHUNK_ROWS = 1 << 16
+
+# Every row flag, by the name the exports use (``jbtrace calls``' names first, in its order).
+FLAG_NAMES: tuple[tuple[str, int], ...] = Flag.NAMES + (
+    ("callback", Flag.CALLBACK), ("inferred", Flag.INFERRED), ("no_start", Flag.NO_START))
+
+# The calls table: column name, Arrow type name, meaning (docs/exports.md repeats these).
+CALL_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("thread", "int32", "thread index (threads.jsonl)"),
+    ("thread_name", "string", "thread name"),
+    ("row", "int64", "the call's row in its thread's call table (start order)"),
+    ("parent", "int64", "row of the caller, -1 at the top"),
+    ("depth", "int32", "0 for a thread's top-level calls"),
+    ("method_id", "int32", "method id of static.xml, 0 when unknown"),
+    ("class", "string", "declaring class, dotted (the call site's owner for a synthetic row)"),
+    ("method", "string", "method name"),
+    ("descriptor", "string", "JVM method descriptor"),
+    ("flags", "string", "row flags joined by '|' (empty when none)"),
+    ("first_event", "int64", "index of the call's first event in the thread's stream"),
+    ("last_event", "int64", "index of its last event"),
+    ("start_ns", "int64", "start, ns since the trace started (empty without a clock)"),
+    ("end_ns", "int64", "end, ns since the trace started (empty without a clock)"),
+    ("incl_bytecodes", "int64", "bytecodes executed by the call and its callees"),
+    ("excl_bytecodes", "int64", "bytecodes executed by the call itself"),
+    ("incl_blocks", "int64", "basic blocks executed by the call and its callees"),
+    ("excl_blocks", "int64", "basic blocks executed by the call itself"),
+)
+
+BLOCK_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("class", "string", "declaring class, dotted"),
+    ("method", "string", "method name"),
+    ("descriptor", "string", "JVM method descriptor"),
+    ("method_id", "int32", "method id of static.xml"),
+    ("block", "int32", "block index within the method (0-based, code order)"),
+    ("start_offset", "int32", "bytecode offset of the block's first instruction"),
+    ("end_offset", "int32", "bytecode offset just past its last instruction"),
+    ("lines", "string", "source lines of the block, space-separated (empty without line numbers)"),
+    ("count", "int64", "times the block was executed"),
+    ("bytecodes", "int64", "bytecodes executed in it: count x the block's bytecodes"),
+)
+
+
+class ExportError(TraceError):
+    """An export cannot be written: a bad option value, an unwritable output, too many events.
+    The message says which and what to do."""
+
+
+@dataclass
+class CallFilter:
+    """Which calls a Chrome export keeps.
+
+    ``threads``: thread names or indices (empty: every thread). ``start_ms``/``end_ms``: keep calls
+    overlapping this time range, in milliseconds since the trace started (thousands of events for a
+    trace without a clock). ``include``: keep only calls of classes starting with one of these
+    dotted prefixes; a kept call's depth then counts kept callers only. ``max_depth``: keep calls
+    of depth at most this (0: top-level calls only), after ``include``.
+    """
+
+    threads: Sequence[str | int] = ()
+    start_ms: float | None = None
+    end_ms: float | None = None
+    include: Sequence[str] = ()
+    max_depth: int | None = None
+
+    def validate(self) -> None:
+        for name in ("start_ms", "end_ms"):
+            value = getattr(self, name)
+            if value is not None and not np.isfinite(value):
+                raise ExportError(f"{name.replace('_ms', '')} time must be a number of milliseconds, not {value}")
+        if self.start_ms is not None and self.end_ms is not None and self.start_ms >= self.end_ms:
+            raise ExportError(f"empty time range: start {self.start_ms} ms is not before end {self.end_ms} ms")
+        if self.max_depth is not None and self.max_depth < 0:
+            raise ExportError(f"max depth must be 0 or more, not {self.max_depth}")
+        for prefix in self.include:
+            if not prefix.strip():
+                raise ExportError("an include prefix is empty")
+
+    def describe(self) -> dict:
+        return {"threads": [str(t) for t in self.threads], "start_ms": self.start_ms, "end_ms": self.end_ms,
+                "include": list(self.include), "max_depth": self.max_depth}
+
+
+@dataclass
+class ExportResult:
+    """What an export wrote: ``rows`` is lines for collapsed stacks, rows for tables, complete
+    events for Chrome (``instants`` counts its instant events); ``total`` is what the filter
+    kept before truncation; ``has_clock`` is False when times are event indices."""
+
+    path: str
+    format: str
+    rows: int = 0
+    instants: int = 0
+    total: int = 0
+    truncated: bool = False
+    has_clock: bool = True
+    warnings: list[str] = field(default_factory=list)
+
+
+Progress = Callable[[int, int], None] | None
+IsCancelled = Callable[[], bool] | None
+
+
+# ====================================================================== public entry points
+
+def export(analysis: Analysis, path: str | Path, format: str, **options) -> ExportResult:
+    """Export in ``format`` (one of :data:`FORMATS`) with that format's keyword options: the one
+    entry point for a caller that lets the user pick the format."""
+    functions = {"chrome": export_chrome, "collapsed": export_collapsed, "csv": export_csv,
+                 "parquet": export_parquet}
+    if format not in functions:
+        raise ExportError(f"unknown export format {format!r} (one of {', '.join(FORMATS)})")
+    return functions[format](analysis, path, **options)
+
+
+def export_chrome(analysis: Analysis, path: str | Path, filter: CallFilter | None = None,
+                  max_events: int | None = DEFAULT_MAX_EVENTS, truncate: bool = False,
+                  progress: Progress = None, cancelled: IsCancelled = None) -> ExportResult:
+    """Chrome trace-event JSON of the calls ``filter`` keeps. More than ``max_events`` events
+    (complete plus instant; None: no cap) raise :class:`ExportError`, or with ``truncate`` keep the
+    earliest ``max_events`` and record a warning."""
+    with _atomic_output(path) as out:
+        return write_chrome(analysis, out, filter, max_events, truncate, progress, cancelled, str(path))
+
+
+def export_collapsed(analysis: Analysis, path: str | Path, weight: str = "bytecodes", per_thread: bool = False,
+                     threads: Sequence[str | int] = (), progress: Progress = None,
+                     cancelled: IsCancelled = None) -> ExportResult:
+    """Collapsed stacks, one line per distinct calling context, weighted by exclusive
+    ``bytecodes``, ``calls`` or exclusive ``blocks``; ``per_thread`` puts the thread name first."""
+    with _atomic_output(path) as out:
+        return write_collapsed(analysis, out, weight, per_thread, threads, progress, cancelled, str(path))
+
+
+def export_csv(analysis: Analysis, path: str | Path, table: str = "calls", threads: Sequence[str | int] = (),
+               progress: Progress = None, cancelled: IsCancelled = None) -> ExportResult:
+    """One table (``calls`` or ``blocks``) as CSV with a header line."""
+    with _atomic_output(path) as out:
+        return write_csv(analysis, out, table, threads, progress, cancelled, str(path))
+
+
+def export_parquet(analysis: Analysis, path: str | Path, table: str = "calls", threads: Sequence[str | int] = (),
+                   progress: Progress = None, cancelled: IsCancelled = None) -> ExportResult:
+    """One table (``calls`` or ``blocks``) as Parquet; needs pyarrow."""
+    pa, pq = _pyarrow()
+    _check_table(table)
+    selected = select_threads(analysis, threads)
+    result = ExportResult(str(path), "parquet")
+    with _atomic_output(path, binary_path=True) as tmp:
+        if table == "calls":
+            schema = pa.schema([(name, getattr(pa, kind)()) for name, kind, _ in CALL_COLUMNS])
+            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                for chunk in _call_chunks(analysis, selected, progress, cancelled):
+                    result.has_clock = chunk.has_clock
+                    writer.write_table(_call_table_arrow(pa, schema, chunk))
+                    result.rows += chunk.n
+        else:
+            schema = pa.schema([(name, getattr(pa, kind)()) for name, kind, _ in BLOCK_COLUMNS])
+            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                for cols in _block_chunks(analysis, selected):
+                    _check_cancelled(cancelled)
+                    writer.write_table(pa.Table.from_pydict(
+                        {name: cols[name] for name, _, _ in BLOCK_COLUMNS}, schema=schema))
+                    result.rows += len(cols["count"])
+    result.total = result.rows
+    return result
+
+
+def select_threads(analysis: Analysis, wanted: Sequence[str | int]) -> list[ThreadReplay]:
+    """The threads named (by name or index) in ``wanted``; every thread when it is empty."""
+    if not wanted:
+        return list(analysis.threads)
+    keys = {str(w) for w in wanted}
+    chosen = [t for t in analysis.threads if t.name in keys or str(t.index) in keys]
+    found = {t.name for t in chosen} | {str(t.index) for t in chosen}
+    missing = [w for w in keys if w not in found]
+    if missing:
+        names = ", ".join(t.name for t in analysis.threads[:12]) + (", …" if len(analysis.threads) > 12 else "")
+        raise ExportError(f"no thread named {', '.join(repr(m) for m in sorted(missing))} in this trace "
+                          f"(threads: {names})")
+    return chosen
+
+
+def has_clock(threads: Sequence[ThreadReplay]) -> bool:
+    """True when every thread with calls has clock samples to interpolate between (as the
+    timeline decides): only then do times of different threads share an axis."""
+    with_calls = [t for t in threads if len(t.calls)]
+    return bool(with_calls) and all(len(t.clock) >= 2 for t in with_calls)
+
+
+# ====================================================================== writing (to a stream)
+
+def write_chrome(analysis: Analysis, out: BinaryIO, filter: CallFilter | None = None,
+                 max_events: int | None = DEFAULT_MAX_EVENTS, truncate: bool = False,
+                 progress: Progress = None, cancelled: IsCancelled = None, label: str = "-") -> ExportResult:
+    """:func:`export_chrome` to a binary stream."""
+    filter = filter or CallFilter()
+    filter.validate()
+    if max_events is not None and max_events < 0:
+        raise ExportError(f"max events must be 0 or more, not {max_events}")
+    threads = select_threads(analysis, filter.threads)
+    clock = has_clock(threads)
+    result = ExportResult(label, "chrome", has_clock=clock)
+    unit = 1_000_000.0 if clock else 1000.0      # time units per millisecond: ns, or events as µs
+    window = (-np.inf if filter.start_ms is None else filter.start_ms * unit,
+              np.inf if filter.end_ms is None else filter.end_ms * unit)
+    names = _Names(analysis.statics)
+    include = tuple(p.replace("/", ".") for p in filter.include)
+    plan = _ChromePlan(names, include, filter.max_depth, window, clock)
+
+    total_rows = sum(len(t.calls) for t in threads)
+    cutoff = np.inf
+    if max_events is not None:
+        kept, starts = _count_chrome(plan, threads, max_events, cancelled)
+        if kept > max_events:
+            if not truncate:
+                raise ExportError(
+                    f"the export would hold {kept:,} events, more than --max-events {max_events:,}: narrow it "
+                    "(--thread, --start/--end, --include, --max-depth), raise the cap, or truncate (--truncate)")
+            cutoff = starts[max_events] if max_events < len(starts) else np.inf
+            result.truncated = True
+        result.total = kept
+
+    pid = int(analysis.trace.metadata.get("jvm", {}).get("pid") or 1)
+    jvm = analysis.trace.metadata.get("jvm", {})
+    out.write(b'{"traceEvents":[\n')
+    meta = [{"ph": "M", "pid": pid, "tid": 0, "name": "process_name",
+             "args": {"name": f"java {jvm.get('command', '')}".strip()}}]
+    for t in threads:
+        meta.append({"ph": "M", "pid": pid, "tid": t.index, "name": "thread_name", "args": {"name": t.name}})
+        meta.append({"ph": "M", "pid": pid, "tid": t.index, "name": "thread_sort_index",
+                     "args": {"sort_index": t.index}})
+    out.write(",\n".join(json.dumps(m, separators=(",", ":")) for m in meta).encode())
+
+    done = 0
+    for t in threads:
+        exclusive = _Exclusive(t)
+        for chunk in plan.chunks(t, cancelled):
+            keep = plan.keep(chunk) & (chunk.start < cutoff)
+            rows = np.nonzero(keep)[0]
+            if len(rows):
+                out.write(_chrome_complete(plan, chunk, rows, pid, exclusive))
+                native = rows[(chunk.flags[rows] & Flag.NATIVE) != 0]
+                if len(native):
+                    out.write(_chrome_native_instants(plan, chunk, native, pid))
+                result.rows += len(rows)
+                result.instants += len(native)
+            done += chunk.n
+            if progress is not None:
+                progress(done, total_rows)
+        text, n = _chrome_exception_instants(analysis, plan, t, pid, cutoff)
+        out.write(text)
+        result.instants += n
+    if max_events is None:
+        result.total = result.rows + result.instants
+    if result.truncated:
+        shown = f"{cutoff / unit:,.3f} ms" if clock else f"event {cutoff:,.0f}"
+        result.warnings.append(f"chrome export truncated to the first {result.rows + result.instants:,} of "
+                               f"{result.total:,} events (those starting before {shown}); narrow it with "
+                               "--thread, --start/--end, --include or --max-depth to see the rest")
+    other = {"exporter": f"jbgui {__version__}", "trace": str(analysis.trace.path), "jvm": jvm,
+             "clock": clock,
+             "time": ("nanoseconds since the trace started, interpolated between clock samples, written as "
+                      "microseconds" if clock else
+                      "this trace has no clock samples: times are event indices, written as if they were "
+                      "microseconds (1 ms = 1000 events); threads do not share a time axis"),
+             "filter": filter.describe(), "complete_events": result.rows, "instant_events": result.instants,
+             "truncated": result.truncated, "warnings": result.warnings}
+    out.write(b'\n],\n"displayTimeUnit":"ns",\n"otherData":')
+    out.write(json.dumps(other, separators=(",", ":")).encode())
+    out.write(b"}\n")
+    return result
+
+
+def write_collapsed(analysis: Analysis, out: BinaryIO, weight: str = "bytecodes", per_thread: bool = False,
+                    threads: Sequence[str | int] = (), progress: Progress = None, cancelled: IsCancelled = None,
+                    label: str = "-") -> ExportResult:
+    """:func:`export_collapsed` to a binary stream."""
+    if weight not in WEIGHTS:
+        raise ExportError(f"unknown weight {weight!r} (one of {', '.join(WEIGHTS)})")
+    selected = select_threads(analysis, threads)
+    result = ExportResult(label, "collapsed")
+    forest = _merged_contexts(analysis, selected, weight, per_thread)
+    for level_lines, n in forest:
+        _check_cancelled(cancelled)
+        out.write(level_lines)
+        result.rows += n
+    result.total = result.rows
+    if any(np.any(np.asarray(t.cct.get("key", np.zeros(0))) < 0) for t in selected):
+        result.warnings.append("a calling-context tree was capped during replay: the '(more contexts)' frame "
+                               "stands for every context beyond the cap, and its counts are approximate")
+    return result
+
+
+def write_csv(analysis: Analysis, out: BinaryIO, table: str = "calls", threads: Sequence[str | int] = (),
+              progress: Progress = None, cancelled: IsCancelled = None, label: str = "-") -> ExportResult:
+    """:func:`export_csv` to a binary stream."""
+    _check_table(table)
+    selected = select_threads(analysis, threads)
+    result = ExportResult(label, "csv")
+    if table == "calls":
+        out.write((",".join(name for name, _, _ in CALL_COLUMNS) + "\n").encode())
+        for chunk in _call_chunks(analysis, selected, progress, cancelled):
+            result.has_clock = chunk.has_clock
+            out.write(_calls_csv(chunk))
+            result.rows += chunk.n
+    else:
+        out.write((",".join(name for name, _, _ in BLOCK_COLUMNS) + "\n").encode())
+        for cols in _block_chunks(analysis, selected):
+            _check_cancelled(cancelled)
+            out.write(_blocks_csv(cols))
+            result.rows += len(cols["count"])
+    result.total = result.rows
+    return result
+
+
+# ====================================================================== output files
+
+@contextmanager
+def _atomic_output(path: str | Path, binary_path: bool = False) -> Iterator:
+    """A temporary file beside ``path`` (a stream, or its path with ``binary_path``), renamed to
+    ``path`` when the block completes and removed when it fails."""
+    path = Path(path)
+    if path.is_dir():
+        raise ExportError(f"{path}: is a directory; give the output file's name")
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise ExportError(f"{path}: the directory {directory} does not exist")
+    tmp = directory / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part"
+    try:
+        # os.open with 0o666 lets the umask decide the final permissions, as for any new file.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as error:
+        raise ExportError(f"{path}: cannot write here: {error.strerror or error}") from error
+    try:
+        if binary_path:
+            os.close(fd)
+            yield str(tmp)
+        else:
+            with os.fdopen(fd, "wb", buffering=1 << 20) as stream:
+                yield stream
+        os.replace(tmp, path)
+    except OSError as error:
+        _unlink(tmp)
+        raise ExportError(f"{path}: cannot write: {error.strerror or error}") from error
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _check_cancelled(cancelled: IsCancelled) -> None:
+    if cancelled is not None and cancelled():
+        raise Cancelled("export cancelled")
+
+
+def _check_table(table: str) -> None:
+    if table not in TABLES:
+        raise ExportError(f"unknown table {table!r} (one of {', '.join(TABLES)})")
+
+
+def _pyarrow():
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as error:
+        raise ExportError("Parquet export needs pyarrow: pip install pyarrow "
+                          "(or install jbgui with its 'parquet' extra)") from error
+    return pa, pq
+
+
+# ====================================================================== names
+
+_PRIMITIVES = {"B": "byte", "C": "char", "D": "double", "F": "float", "I": "int", "J": "long", "S": "short",
+               "Z": "boolean", "V": "void"}
+_DESCRIPTOR_TYPE = re.compile(r"(\[*)(?:L([^;]+);|([BCDFIJSZV]))")
+
+
+def java_parameters(descriptor: str) -> str:
+    """``(Ljava/lang/String;[I)V`` → ``(String,int[])``: parameter types by simple name."""
+    inside = descriptor[1:descriptor.find(")")] if descriptor.startswith("(") else ""
+    out = []
+    for dims, ref, prim in _DESCRIPTOR_TYPE.findall(inside):
+        name = ref.rsplit("/", 1)[-1] if ref else _PRIMITIVES[prim]
+        out.append(name + "[]" * len(dims))
+    return "(" + ",".join(out) + ")"
+
+
+class _Names:
+    """Names of calls, computed once per distinct method or call site.
+
+    A call is named by its *name key*: its method id when the method is known, else
+    ``site_base + call site`` (a synthetic row's target), else 0 (unknown)."""
+
+    def __init__(self, statics: Statics):
+        self.st = statics
+        self.named = np.array([bool(n) for n in statics.m_name], np.bool_)
+        self.site_base = len(statics.m_name)
+        self._parts: dict[int, tuple[str, str, str, bool]] = {}
+
+    def keys(self, method: np.ndarray, site: np.ndarray) -> np.ndarray:
+        method = method.astype(np.int64)
+        site = site.astype(np.int64)
+        ok = (method > 0) & (method < len(self.named))
+        ok[ok] = self.named[method[ok]]
+        return np.where(ok, method, np.where(site >= 0, self.site_base + site, 0))
+
+    def parts(self, key: int) -> tuple[str, str, str, bool]:
+        """(dotted class, method name, descriptor, is a JDK class) of a name key."""
+        got = self._parts.get(key)
+        if got is None:
+            st = self.st
+            if 0 < key < self.site_base:
+                got = (st.class_of_method(key).replace("/", "."), st.m_name[key], st.m_desc[key],
+                       bool(st.m_flags[key] & M_JDK))
+            elif key >= self.site_base:
+                owner, _, rest = st.s_call[key - self.site_base].partition(":")
+                paren = rest.find("(")
+                name, desc = (rest[:paren], rest[paren:]) if paren >= 0 else (rest, "")
+                got = (owner.replace("/", ".") or "<invokedynamic>", name, desc, False)
+            else:
+                got = ("<unknown>", "<unknown>", "", False)
+            self._parts[key] = got
+        return got
+
+    def pool(self, keys: np.ndarray, render: Callable[[tuple[str, str, str, bool]], bytes]) -> tuple[_Pool, np.ndarray]:
+        """A pool of ``render(parts)`` for the distinct keys, and each key's index into it."""
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        return _Pool([render(self.parts(int(k))) for k in uniq]), inverse
+
+    def class_matches(self, keys: np.ndarray, prefixes: tuple[str, ...]) -> np.ndarray:
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        ok = np.array([self.parts(int(k))[0].startswith(prefixes) and k != 0 for k in uniq], np.bool_)
+        return ok[inverse] if len(uniq) else np.zeros(0, np.bool_)
+
+
+def _flag_text(flags: int) -> str:
+    return "|".join(name for name, bit in FLAG_NAMES if flags & bit)
+
+
+# ====================================================================== text rendering (vectorised)
+
+class _Text:
+    """Byte strings of a chunk of rows, back to back in ``data``, one length per row."""
+
+    __slots__ = ("data", "lengths")
+
+    def __init__(self, data: np.ndarray, lengths: np.ndarray):
+        self.data = data
+        self.lengths = lengths
+
+
+class _Pool:
+    """Distinct byte strings, gathered per row by index (names, flags, descriptors)."""
+
+    def __init__(self, items: list[bytes]):
+        self.lengths = np.fromiter((len(b) for b in items), np.int64, len(items))
+        self.offsets = np.cumsum(self.lengths) - self.lengths
+        self.data = np.frombuffer(b"".join(items), np.uint8)
+
+    def take(self, index: np.ndarray) -> _Text:
+        lengths = self.lengths[index]
+        total = int(lengths.sum())
+        if not total:
+            return _Text(np.zeros(0, np.uint8), lengths)
+        # Byte j of the result comes from its string's offset in the pool plus its position in it.
+        source = np.repeat(self.offsets[index] - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
+        return _Text(self.data[source], lengths)
+
+
+_POW10 = np.array([10 ** k for k in range(20)], np.uint64)
+
+
+def _ints(values: np.ndarray) -> _Text:
+    """Decimal text of integers."""
+    v = np.asarray(values, np.int64)
+    if not len(v):
+        return _Text(np.zeros(0, np.uint8), np.zeros(0, np.int64))
+    negative = v < 0
+    u = np.abs(v).astype(np.uint64)
+    digits = np.searchsorted(_POW10[1:], u, side="right") + 1
+    width = int(digits.max())
+    table = ((u[:, None] // _POW10[width - 1::-1][None, :]) % np.uint64(10)).astype(np.uint8) + 48
+    mask = np.arange(width)[None, :] >= (width - digits)[:, None]
+    text = _Text(table[mask], digits.astype(np.int64))
+    if negative.any():
+        text = _concat([_Pool([b"", b"-"]).take(negative.astype(np.int64)), text], len(v))
+    return text
+
+
+def _micros(ns: np.ndarray) -> _Text:
+    """Nanoseconds as microseconds with exactly three decimals (exact: no float rounding)."""
+    ns = np.asarray(ns, np.int64)
+    n = len(ns)
+    magnitude = np.abs(ns)
+    whole = _ints(magnitude // 1000)
+    frac = magnitude % 1000
+    frac_text = _Text((np.stack([frac // 100, frac // 10 % 10, frac % 10], 1).astype(np.uint8) + 48).ravel(),
+                      np.full(n, 3, np.int64))
+    parts = [whole, b".", frac_text]
+    negative = ns < 0
+    if negative.any():
+        parts.insert(0, _Pool([b"", b"-"]).take(negative.astype(np.int64)))
+    return _concat(parts, n)
+
+
+def _concat(parts: list[bytes | _Text], n: int) -> _Text:
+    """Row-wise concatenation of literals (the same bytes in every row) and per-row texts."""
+    lengths = np.zeros(n, np.int64)
+    for part in parts:
+        lengths += len(part) if isinstance(part, bytes) else part.lengths
+    if not n:
+        return _Text(np.zeros(0, np.uint8), lengths)
+    ends = np.cumsum(lengths)
+    out = np.empty(int(ends[-1]), np.uint8)
+    position = ends - lengths
+    for part in parts:
+        if isinstance(part, bytes):
+            if part:
+                out[position[:, None] + np.arange(len(part))] = np.frombuffer(part, np.uint8)
+                position += len(part)
+        else:
+            total = len(part.data)
+            if total:
+                target = np.repeat(position - (np.cumsum(part.lengths) - part.lengths), part.lengths)
+                out[target + np.arange(total)] = part.data
+            position += part.lengths
+    return _Text(out, lengths)
+
+
+def _csv_field(text: str) -> bytes:
+    if any(c in text for c in ',"\n\r'):
+        text = '"' + text.replace('"', '""') + '"'
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _json_string(text: str) -> bytes:
+    return json.dumps(text).encode()
+
+
+# ====================================================================== call chunks with times
+
+@numba.njit(cache=True, nogil=True)
+def _nest(depth, keep, start, end, kept_depth, stack_start, stack_end, stack_kept):  # pragma: no cover - numba
+    """Clamp each call (in start order) into its caller and count its kept callers.
+
+    The caller of a call at depth d is the last call seen at depth d - 1, so a stack indexed by
+    depth, carried from chunk to chunk, holds every open caller's (clamped) times."""
+    for i in range(len(depth)):
+        d = depth[i]
+        s = start[i]
+        e = end[i]
+        k = 0
+        if d > 0:
+            ps = stack_start[d - 1]
+            pe = stack_end[d - 1]
+            if s < ps:
+                s = ps
+            if s > pe:
+                s = pe
+            if e > pe:
+                e = pe
+            k = stack_kept[d - 1]
+        if e < s:
+            e = s
+        start[i] = s
+        end[i] = e
+        kept_depth[i] = k
+        stack_start[d] = s
+        stack_end[d] = e
+        stack_kept[d] = k + (1 if keep[i] else 0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _child_sums(parent, values, out):  # pragma: no cover - numba
+    for i in range(len(parent)):
+        p = parent[i]
+        if p >= 0:
+            out[p] += values[i]
+
+
+@dataclass
+class _Chunk:
+    """Rows ``lo``..``lo + n`` of one thread's calls with their times (clamped to nest)."""
+
+    thread: ThreadReplay
+    lo: int
+    n: int
+    has_clock: bool
+    method: np.ndarray
+    site: np.ndarray
+    flags: np.ndarray
+    depth: np.ndarray
+    parent: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    start: np.ndarray      # ns (or events without a clock)
+    end: np.ndarray
+    kept_depth: np.ndarray | None = None
+    name_keys: np.ndarray | None = None
+
+
+class _Timer:
+    """Event index → integer time of one thread (ns with a clock, the index itself without)."""
+
+    def __init__(self, thread: ThreadReplay, clock: bool):
+        self.thread = thread
+        self.clock = clock and len(thread.clock) >= 2
+
+    def __call__(self, events: np.ndarray) -> np.ndarray:
+        if not self.clock:
+            return np.asarray(events, np.int64)
+        return np.rint(self.thread.times(events)).astype(np.int64)
+
+
+def _timed_chunks(thread: ThreadReplay, clock: bool, cancelled: IsCancelled,
+                  keep_rows: Callable[[_Chunk], np.ndarray] | None = None) -> Iterator[_Chunk]:
+    """The thread's calls chunk by chunk with start and end times that nest: [t(first),
+    t(last + 1)), an end cut back to where the next sibling starts, then each call clamped into
+    its caller. ``keep_rows(chunk)`` (optional) marks the rows whose kept descendants count them
+    as callers (``kept_depth``)."""
+    calls = thread.calls
+    n = len(calls)
+    if not n:
+        return
+    timer = _Timer(thread, clock)
+    max_depth = int(np.max(calls.depth)) + 1
+    stack_start = np.zeros(max_depth, np.int64)
+    stack_end = np.zeros(max_depth, np.int64)
+    stack_kept = np.zeros(max_depth, np.int64)
+    all_parent, all_first = calls.parent, calls.first
+    for lo in range(0, n, CHUNK_ROWS):
+        _check_cancelled(cancelled)
+        hi = min(n, lo + CHUNK_ROWS)
+        first = np.asarray(calls.first[lo:hi], np.int64)
+        last = np.asarray(calls.last[lo:hi], np.int64)
+        parent = np.asarray(calls.parent[lo:hi], np.int64)
+        after = np.asarray(calls.end[lo:hi], np.int64)       # the row after each subtree
+        start = timer(first)
+        end = timer(last + 1)
+        # An end that reaches past the next sibling's start (a synthetic row detected at the event
+        # where that sibling starts) is cut back to it.
+        has_next = np.nonzero(after < n)[0]
+        if len(has_next):
+            nxt = after[has_next]
+            sibling = np.asarray(all_parent[nxt], np.int64) == parent[has_next]
+            rows, nxt = has_next[sibling], nxt[sibling]
+            if len(rows):
+                end[rows] = np.minimum(end[rows], timer(np.asarray(all_first[nxt], np.int64)))
+        chunk = _Chunk(thread, lo, hi - lo, timer.clock, np.asarray(calls.method[lo:hi], np.int64),
+                       np.asarray(calls.call_site[lo:hi], np.int64), np.asarray(calls.flags[lo:hi], np.int64),
+                       np.asarray(calls.depth[lo:hi], np.int64), parent, first, last, start, end)
+        keep = keep_rows(chunk) if keep_rows is not None else np.ones(chunk.n, np.bool_)
+        chunk.kept_depth = np.empty(chunk.n, np.int64)
+        _nest(chunk.depth, keep, chunk.start, chunk.end, chunk.kept_depth, stack_start, stack_end, stack_kept)
+        yield chunk
+
+
+# ====================================================================== chrome
+
+class _ChromePlan:
+    """What a Chrome export keeps of each chunk, and how it names it."""
+
+    def __init__(self, names: _Names, include: tuple[str, ...], max_depth: int | None,
+                 window: tuple[float, float], clock: bool):
+        self.names = names
+        self.include = include
+        self.max_depth = max_depth
+        self.window = window
+        self.clock = clock
+
+    def matches(self, chunk: _Chunk) -> np.ndarray:
+        if chunk.name_keys is None:
+            chunk.name_keys = self.names.keys(chunk.method, chunk.site)
+        if not self.include:
+            return np.ones(chunk.n, np.bool_)
+        return self.names.class_matches(chunk.name_keys, self.include)
+
+    def keep(self, chunk: _Chunk) -> np.ndarray:
+        keep = self.matches(chunk)
+        if self.max_depth is not None:
+            depth = chunk.kept_depth if self.include else chunk.depth
+            keep &= depth <= self.max_depth
+        lo, hi = self.window
+        if np.isfinite(lo) or np.isfinite(hi):
+            keep &= (chunk.start < hi) & ((chunk.end > lo) | (chunk.start >= lo))
+        return keep
+
+    def chunks(self, thread: ThreadReplay, cancelled: IsCancelled) -> Iterator[_Chunk]:
+        return _timed_chunks(thread, self.clock, cancelled, self.matches)
+
+
+def _count_chrome(plan: _ChromePlan, threads: list[ThreadReplay], limit: int,
+                  cancelled: IsCancelled) -> tuple[int, np.ndarray]:
+    """Events the plan keeps, and the ``limit + 1`` earliest start times among them (sorted)."""
+    total = 0
+    earliest = np.zeros(0, np.int64)
+    for t in threads:
+        for chunk in plan.chunks(t, cancelled):
+            rows = np.nonzero(plan.keep(chunk))[0]
+            starts = chunk.start[rows]
+            native = starts[(chunk.flags[rows] & Flag.NATIVE) != 0]
+            total += len(rows) + len(native)
+            earliest = _smallest(np.concatenate([earliest, starts, native]), limit + 1)
+        times = _exception_times(plan, t)
+        total += len(times)
+        earliest = _smallest(np.concatenate([earliest, times]), limit + 1)
+    return total, np.sort(earliest)
+
+
+def _smallest(values: np.ndarray, k: int) -> np.ndarray:
+    if len(values) <= k:
+        return values
+    return np.partition(values, k - 1)[:k]
+
+
+def _chrome_complete(plan: _ChromePlan, chunk: _Chunk, rows: np.ndarray, pid: int, exclusive: _Exclusive) -> bytes:
+    names = plan.names
+    uniq, key_index = np.unique(chunk.name_keys[rows], return_inverse=True)
+    parts = [names.parts(int(k)) for k in uniq]
+    name_pool = _Pool([_json_string(f"{p[0]}.{p[1]}") for p in parts])
+    desc_pool = _Pool([_json_string(p[2]) for p in parts])
+    jdk = np.array([p[3] for p in parts], np.bool_)[key_index]
+    flags = chunk.flags[rows]
+    uniq_flags, flag_index = np.unique(flags, return_inverse=True)
+    flag_pool = _Pool([_json_string(_flag_text(int(f))) for f in uniq_flags])
+    category = np.where(flags & Flag.NATIVE, 2, np.where(flags & Flag.UNTRACED, 3, np.where(jdk, 1, 0)))
+    categories = _Pool([b'"app"', b'"jdk"', b'"native"', b'"untraced"']).take(category)
+    start, end = chunk.start[rows], chunk.end[rows]
+    time = _micros if plan.clock else _ints
+    incl = np.asarray(chunk.thread.calls.incl_bytecodes[chunk.lo:chunk.lo + chunk.n], np.int64)[rows]
+    excl = incl - exclusive.callees(chunk, "incl_bytecodes")[rows]
+    text = _concat([
+        f',\n{{"ph":"X","pid":{pid},"tid":{chunk.thread.index},"ts":'.encode(), time(start),
+        b',"dur":', time(end - start), b',"name":', name_pool.take(key_index), b',"cat":', categories,
+        b',"args":{"descriptor":', desc_pool.take(key_index), b',"flags":', flag_pool.take(flag_index),
+        b',"bytecodes":', _ints(incl), b',"self_bytecodes":', _ints(excl), b',"row":', _ints(rows + chunk.lo),
+        b"}}"], len(rows))
+    return text.data.tobytes()
+
+
+def _chrome_native_instants(plan: _ChromePlan, chunk: _Chunk, rows: np.ndarray, pid: int) -> bytes:
+    pool, index = plan.names.pool(chunk.name_keys[rows], lambda p: _json_string(f"native {p[0]}.{p[1]}"))
+    time = _micros if plan.clock else _ints
+    text = _concat([
+        f',\n{{"ph":"i","s":"t","pid":{pid},"tid":{chunk.thread.index},"ts":'.encode(), time(chunk.start[rows]),
+        b',"name":', pool.take(index), b',"cat":"native","args":{"row":', _ints(rows + chunk.lo), b"}}"], len(rows))
+    return text.data.tobytes()
+
+
+def _exception_times(plan: _ChromePlan, thread: ThreadReplay) -> np.ndarray:
+    """Times of the exception instants (throws, then catches) the plan keeps."""
+    throw, catch = _exception_events(plan, thread)
+    return np.concatenate([throw[1], catch[1]])
+
+
+def _exception_events(plan: _ChromePlan, thread: ThreadReplay):
+    """((records, times) of throws, (records, times) of catches) inside the plan's window."""
+    exc = thread.exceptions
+    timer = _Timer(thread, plan.clock)
+    lo, hi = plan.window
+    out = []
+    for event_field, present in (("throw_event", exc["throw_event"] >= 0),
+                                 ("catch_event", (exc["catch_event"] >= 0) & (exc["catch_row"] != CATCH_UNCAUGHT))):
+        records = exc[present]
+        times = timer(records[event_field]) if len(records) else np.zeros(0, np.int64)
+        inside = (times >= lo) & (times < hi)
+        out.append((records[inside], times[inside]))
+    return out[0], out[1]
+
+
+def _chrome_exception_instants(analysis: Analysis, plan: _ChromePlan, thread: ThreadReplay, pid: int,
+                               cutoff: float) -> tuple[bytes, int]:
+    """Instant events for the thread's exceptions: one where each is thrown, one where it is caught
+    (a handful per thread, so plain JSON per record is fine)."""
+    st = analysis.statics
+    events = []
+    (throws, throw_times), (catches, catch_times) = _exception_events(plan, thread)
+
+    def where(row: int) -> str:
+        if row == CATCH_UNCAUGHT:
+            return "uncaught"
+        if row == CATCH_CLASS_INIT:
+            return "class initialization"
+        return analysis.call_name(thread, row) if 0 <= row < len(thread.calls) else "?"
+
+    time = (lambda t: round(t / 1000, 3)) if plan.clock else int
+    for kind, records, times in (("throw", throws, throw_times), ("catch", catches, catch_times)):
+        for record, t in zip(records.tolist(), times.tolist()):
+            if t >= cutoff:
+                continue
+            throw_row, catch_row, _te, _ce, exc_class = record
+            name = st.class_name_of_id(int(exc_class))
+            events.append({"ph": "i", "s": "t", "pid": pid, "tid": thread.index, "ts": time(t),
+                           "name": f"{kind} {name}", "cat": "exception",
+                           "args": {"exception": name, "thrown_in": where(int(throw_row)),
+                                    "caught_in": where(int(catch_row))}})
+    if not events:
+        return b"", 0
+    return ("".join(",\n" + json.dumps(e, separators=(",", ":")) for e in events)).encode(), len(events)
+
+
+# ====================================================================== exclusive counts
+
+class _Exclusive:
+    """Per thread, the sum of each call's direct callees' inclusive counts (inclusive minus this
+    is exclusive). A callee may come chunks after its caller, so the sums are computed for the
+    whole thread, on first use, by one pass over the parent column (8 bytes per call)."""
+
+    def __init__(self, thread: ThreadReplay):
+        self.thread = thread
+        self.sums: dict[str, np.ndarray] = {}
+
+    def callees(self, chunk: _Chunk, column: str) -> np.ndarray:
+        sums = self.sums.get(column)
+        if sums is None:
+            calls = self.thread.calls
+            sums = self.sums[column] = np.zeros(len(calls), np.int64)
+            values = getattr(calls, column)
+            for lo in range(0, len(calls), 1 << 22):
+                hi = min(len(calls), lo + (1 << 22))
+                _child_sums(np.asarray(calls.parent[lo:hi], np.int64), np.asarray(values[lo:hi], np.int64), sums)
+        return sums[chunk.lo:chunk.lo + chunk.n]
+
+
+# ====================================================================== tables
+
+@dataclass
+class _CallColumns:
+    """One chunk of the calls table, column by column (strings as pools and indices)."""
+
+    n: int
+    has_clock: bool
+    thread: int
+    thread_name: str
+    ints: dict[str, np.ndarray]
+    strings: dict[str, tuple[list[str], np.ndarray]]
+
+
+def _call_chunks(analysis: Analysis, threads: list[ThreadReplay], progress: Progress,
+                 cancelled: IsCancelled) -> Iterator[_CallColumns]:
+    clock = has_clock(threads)
+    names = _Names(analysis.statics)
+    total = sum(len(t.calls) for t in threads)
+    done = 0
+    for t in threads:
+        calls = t.calls
+        exclusive = _Exclusive(t)
+        for chunk in _timed_chunks(t, clock, cancelled):
+            lo, hi = chunk.lo, chunk.lo + chunk.n
+            keys = names.keys(chunk.method, chunk.site)
+            uniq, inverse = np.unique(keys, return_inverse=True)
+            parts = [names.parts(int(k)) for k in uniq]
+            flags_uniq, flags_index = np.unique(chunk.flags, return_inverse=True)
+            incl_bc = np.asarray(calls.incl_bytecodes[lo:hi], np.int64)
+            incl_bl = np.asarray(calls.incl_blocks[lo:hi], np.int64)
+            method_id = np.where(keys < names.site_base, keys, chunk.method)
+            ints = {"row": np.arange(lo, hi, dtype=np.int64), "parent": chunk.parent, "depth": chunk.depth,
+                    "method_id": method_id, "first_event": chunk.first, "last_event": chunk.last,
+                    "incl_bytecodes": incl_bc, "excl_bytecodes": incl_bc - exclusive.callees(chunk, "incl_bytecodes"),
+                    "incl_blocks": incl_bl, "excl_blocks": incl_bl - exclusive.callees(chunk, "incl_blocks")}
+            if chunk.has_clock:
+                ints["start_ns"], ints["end_ns"] = chunk.start, chunk.end
+            strings = {"class": ([p[0] for p in parts], inverse), "method": ([p[1] for p in parts], inverse),
+                       "descriptor": ([p[2] for p in parts], inverse),
+                       "flags": ([_flag_text(int(f)) for f in flags_uniq], flags_index)}
+            yield _CallColumns(chunk.n, chunk.has_clock, t.index, t.name, ints, strings)
+            done += chunk.n
+            if progress is not None:
+                progress(done, total)
+
+
+def _calls_csv(cols: _CallColumns) -> bytes:
+    parts: list[bytes | _Text] = []
+    for i, (name, _kind, _doc) in enumerate(CALL_COLUMNS):
+        if i:
+            parts.append(b",")
+        if name == "thread":
+            parts.append(str(cols.thread).encode())
+        elif name == "thread_name":
+            parts.append(_csv_field(cols.thread_name))
+        elif name in cols.strings:
+            items, index = cols.strings[name]
+            parts.append(_Pool([_csv_field(s) for s in items]).take(index))
+        elif name in cols.ints:
+            parts.append(_ints(cols.ints[name]))
+        # start_ns/end_ns of a trace without a clock stay empty
+    parts.append(b"\n")
+    return _concat(parts, cols.n).data.tobytes()
+
+
+def _call_table_arrow(pa, schema, cols: _CallColumns):
+    arrays = []
+    for name, kind, _doc in CALL_COLUMNS:
+        if name == "thread":
+            arrays.append(pa.array(np.full(cols.n, cols.thread, np.int32)))
+        elif name == "thread_name":
+            arrays.append(pa.array([cols.thread_name] * cols.n, pa.string()))
+        elif name in cols.strings:
+            items, index = cols.strings[name]
+            arrays.append(pa.array(np.array(items, dtype=object)[index], pa.string()))
+        elif name in cols.ints:
+            arrays.append(pa.array(cols.ints[name].astype(np.dtype(kind))))
+        else:
+            arrays.append(pa.nulls(cols.n, getattr(pa, kind)()))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _block_chunks(analysis: Analysis, threads: list[ThreadReplay]) -> Iterator[dict[str, np.ndarray]]:
+    """The blocks table: executed blocks in static order, counted over the selected threads."""
+    st = analysis.statics
+    if len(threads) == len(analysis.threads):
+        counts = np.asarray(analysis.block_counts, np.int64)
+    else:
+        counts = np.zeros(st.n_blocks, np.int64)
+        for t in threads:
+            counts += t.block_counts[:st.n_blocks]
+    executed = np.nonzero(counts[:st.n_blocks])[0]
+    names = _Names(st)
+    lines = np.array(st.b_lines, dtype=object)
+    for lo in range(0, len(executed), CHUNK_ROWS):
+        gb = executed[lo:lo + CHUNK_ROWS]
+        method = st.b_method[gb].astype(np.int64)
+        uniq, inverse = np.unique(method, return_inverse=True)
+        parts = [names.parts(int(m)) for m in uniq]
+        strings = np.array([p[0] for p in parts] + [p[1] for p in parts] + [p[2] for p in parts], dtype=object)
+        k = len(uniq)
+        yield {"class": strings[inverse], "method": strings[k + inverse], "descriptor": strings[2 * k + inverse],
+               "method_id": method.astype(np.int32), "block": st.b_index[gb].astype(np.int32),
+               "start_offset": st.b_start[gb].astype(np.int32), "end_offset": st.b_end[gb].astype(np.int32),
+               "lines": lines[gb] if len(lines) else np.full(len(gb), "", dtype=object),
+               "count": counts[gb], "bytecodes": counts[gb] * st.b_metrics[gb, 0].astype(np.int64)}
+
+
+def _blocks_csv(cols: dict[str, np.ndarray]) -> bytes:
+    n = len(cols["count"])
+    parts: list[bytes | _Text] = []
+    for i, (name, kind, _doc) in enumerate(BLOCK_COLUMNS):
+        if i:
+            parts.append(b",")
+        values = cols[name]
+        if kind == "string":
+            uniq, index = np.unique(values.astype(str), return_inverse=True)
+            parts.append(_Pool([_csv_field(str(s)) for s in uniq]).take(index))
+        else:
+            parts.append(_ints(values))
+    parts.append(b"\n")
+    return _concat(parts, n).data.tobytes()
+
+
+# ====================================================================== collapsed stacks
+
+@numba.njit(cache=True, nogil=True)
+def _tree_depth(parent):  # pragma: no cover - numba
+    """Depth of every node of a tree whose parents come before their children (-1: a root)."""
+    depth = np.zeros(len(parent), np.int64)
+    for i in range(len(parent)):
+        p = parent[i]
+        if p >= 0:
+            depth[i] = depth[p] + 1
+    return depth
+
+
+def _frame(text: str) -> str:
+    """A frame name collapsed stacks can hold: no ';' (the separator) and no line breaks."""
+    text = text.replace(";", ",").replace("\n", " ").replace("\r", " ").strip()
+    return text or "?"
+
+
+def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: str,
+                     per_thread: bool) -> Iterator[tuple[bytes, int]]:
+    """Lines ``frame;…;frame count`` of every calling context with a non-zero count, level by level.
+
+    The threads' calling-context trees are merged into one by frame names (contexts of different
+    threads, and contexts whose frames print the same, add up), one tree level at a time with
+    numpy; only two levels of path strings are held at once."""
+    st = analysis.statics
+    names = _Names(st)
+    frame_ids: dict[str, int] = {}
+    frame_list: list[str] = []
+
+    def frame_id(text: str) -> int:
+        text = _frame(text)
+        got = frame_ids.get(text)
+        if got is None:
+            got = frame_ids[text] = len(frame_list)
+            frame_list.append(text)
+        return got
+
+    parents, frames, weights = [], [], []
+    offset = 0
+    for t in threads:
+        cct = t.cct
+        parent = np.asarray(cct.get("parent", np.zeros(0, np.int64)), np.int64)
+        if not len(parent):
+            continue
+        key = np.asarray(cct["key"], np.int64)
+        native = (np.asarray(cct["flags"], np.int64) & Flag.NATIVE) != 0
+        if weight == "calls":
+            w = np.asarray(cct["calls"], np.int64)
+        else:
+            incl = np.asarray(cct["incl_bytecodes" if weight == "bytecodes" else "incl_blocks"], np.int64)
+            w = incl.copy()
+            has = parent >= 0
+            np.subtract.at(w, parent[has], incl[has])
+        # Frame name per distinct (key, native) pair.
+        pair = key * 2 + native
+        uniq, inverse = np.unique(pair, return_inverse=True)
+        ids = np.array([frame_id(_context_frame(names, int(p) >> 1, bool(p & 1))) for p in uniq], np.int64)
+        frame = ids[inverse]
+        if per_thread:
+            # The thread becomes a root frame above its top-level contexts.
+            parent = np.where(parent >= 0, parent + 1, 0)
+            parent = np.concatenate([[-1], parent])
+            frame = np.concatenate([[frame_id(t.name)], frame])
+            w = np.concatenate([[0], w])
+        parents.append(np.where(parent >= 0, parent + offset, -1))
+        frames.append(frame)
+        weights.append(w)
+        offset += len(parent)
+    if not parents:
+        return
+    parent = np.concatenate(parents)
+    frame = np.concatenate(frames)
+    w = np.concatenate(weights)
+    if np.any(parent >= np.arange(len(parent))):
+        raise ExportError("a calling-context tree lists a context before its caller; replay the trace again")
+    depth = _tree_depth(parent)
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
+    frame_text = np.array(frame_list, dtype=object)
+    merged = np.empty(len(parent), np.int64)     # each node's merged node, local to its level
+    previous_paths = np.zeros(0, dtype=object)
+    n_frames = max(len(frame_list), 1)
+    for level in range(len(bounds) - 1):
+        nodes = order[bounds[level]:bounds[level + 1]]
+        if not len(nodes):
+            break
+        up = merged[parent[nodes]] if level else np.full(len(nodes), -1, np.int64)
+        uniq, inverse = np.unique((up + 1) * n_frames + frame[nodes], return_inverse=True)
+        merged[nodes] = inverse
+        counts = np.zeros(len(uniq), np.int64)
+        np.add.at(counts, inverse, w[nodes])
+        up_of, frame_of = uniq // n_frames - 1, uniq % n_frames
+        paths = frame_text[frame_of] if not level else previous_paths[up_of] + ";" + frame_text[frame_of]
+        shown = counts > 0
+        if shown.any():
+            lines = paths[shown] + " " + counts[shown].astype(str).astype(object)
+            yield ("\n".join(lines.tolist()) + "\n").encode("utf-8", "surrogateescape"), int(shown.sum())
+        previous_paths = paths
+
+
+def _context_frame(names: _Names, key: int, native: bool) -> str:
+    """The frame name of a calling-context key: ``pkg.Cls.method(Params)``."""
+    if key < 0:
+        return "(more contexts)"
+    if key >= SYNTHETIC_KEY:
+        cls, method, desc, _jdk = names.parts(names.site_base + key - SYNTHETIC_KEY)
+        return f"{cls}.{method}{java_parameters(desc)} [{'native' if native else 'untraced'}]"
+    cls, method, desc, _jdk = names.parts(key if key < names.site_base and names.named[key] else 0)
+    if cls == "<unknown>":
+        return f"<method {key}>"
+    return f"{cls}.{method}{java_parameters(desc)}"
