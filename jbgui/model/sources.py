@@ -33,16 +33,21 @@ class SourceLocator:
             launch = json.loads((self.trace.path / "launch.json").read_text())
         except (OSError, ValueError):
             launch = {}
-        cwd = Path(launch.get("cwd") or self.trace.path.parent)
+        jvm = (self.trace.metadata.get("jvm") or {}) if (self.trace.path / "trace.json").exists() else {}
+        cwd = Path(jvm.get("cwd") or launch.get("cwd") or self.trace.path.parent)
         candidates = [cwd]
+        entries = jvm.get("class_path", "").split(":") if isinstance(jvm.get("class_path"), str) else []
         command = launch.get("command") or []
         if isinstance(command, str):
             command = shlex.split(command)
         for i, arg in enumerate(command):
             if arg in ("-cp", "-classpath", "--class-path") and i + 1 < len(command):
-                for entry in command[i + 1].split(":"):
-                    p = Path(entry) if Path(entry).is_absolute() else cwd / entry
-                    candidates.extend([p, p.parent])
+                entries.extend(command[i + 1].split(":"))
+        for entry in entries:
+            if entry:
+                p = Path(entry) if Path(entry).is_absolute() else cwd / entry
+                # sources beside the classes, or in the project the class folder was built in
+                candidates.extend([p, p.parent, p.parent.parent])
         for base in candidates:
             for sub in _SOURCE_ROOTS:
                 d = base / sub if sub else base

@@ -191,7 +191,7 @@ public final class Engine {
                 + Json.quote(System.getProperty("java.vm.name")) + ", \"java_home\": "
                 + Json.quote(System.getProperty("java.home")) + ", \"pid\": " + Config.pid()
                 + ", \"command\": " + Json.quote(command) + ", \"cwd\": " + Json.quote(System.getProperty("user.dir"))
-                + "}";
+                + ", \"class_path\": " + Json.quote(System.getProperty("java.class.path", "")) + "}";
     }
 
     static int classCount() {

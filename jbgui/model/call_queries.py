@@ -1,0 +1,390 @@
+"""Queries over a thread's call table for the call tree and navigation: the children of a call in
+batches, a call's ancestors, its exclusive counts and duration, the next call whose name contains
+a text, the next call with given flags, and a search that runs through every thread and wraps.
+
+Everything works on the columns where the analyzer left them (memory-mapped for large traces):
+
+- children are found by jumping from a child to the row after its subtree (``end``), in numba,
+  so a batch of a call's children costs the batch, whatever the subtrees below them hold;
+- exclusive counts (inclusive minus the children's inclusive) are computed for the rows asked
+  for, by the same jumps, never for the whole table;
+- a name search matches the *names* once (each method id, and the call sites that synthetic
+  rows are named by), then scans the ``method`` column chunk by chunk with a lookup table, and
+  stops at the first chunk with a hit.
+
+No Qt here: the explorer's call tree (``jbgui.ui.calltree_view``) and any other client share it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from jbgui.model.analysis import Analysis, Flag, ThreadReplay
+
+# Rows scanned per step of a search: small enough to stop early and to notice cancellation,
+# large enough that numpy's per-call overhead does not count.
+CHUNK = 1 << 20
+
+EXCEPTION_FLAGS = int(Flag.EXCEPTIONAL | Flag.CAUGHT | Flag.UNCAUGHT)
+NATIVE_FLAGS = int(Flag.NATIVE)
+
+Cancelled = Callable[[], bool]
+
+
+def _never() -> bool:
+    return False
+
+
+# ---------------------------------------------------------------------- tree structure
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_children(end, start, stop, limit, through):  # pragma: no cover - numba
+    """How many children a walk from child row ``start`` takes (see :func:`_walk_children`)."""
+    n = 0
+    c = start
+    while c < stop:
+        if n >= limit and c > through:
+            break
+        n += 1
+        nxt = end[c]
+        if nxt <= c:  # a damaged column must not loop forever
+            break
+        c = nxt
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk_children(end, start, stop, limit, through, out):  # pragma: no cover - numba
+    """Children from row ``start`` on, below ``stop``: at least ``limit`` of them (when there are
+    that many) and at least up to the one whose subtree holds row ``through``. Returns the row
+    after the last one taken (the next child, or ``stop``)."""
+    c = start
+    for i in range(len(out)):
+        out[i] = c
+        nxt = end[c]
+        if nxt <= c:
+            return stop
+        c = nxt
+    return c
+
+
+def children_batch(calls, row: int, start: int = -1, limit: int = 500, through: int = -1) -> tuple[np.ndarray, int]:
+    """Children of ``row`` (-1: the thread's top-level calls), in order, beginning with the child
+    at row ``start`` (-1: the first child): ``limit`` of them, or more when needed to reach the
+    child whose subtree holds row ``through``. Returns ``(rows, next)``: ``next`` is the row of
+    the child after the last one returned, or the end of ``row``'s subtree when none is left.
+
+    Costs the number of children returned, not the size of their subtrees: a call with a million
+    children hands out its first 500 at once, and the 150,000th in well under a millisecond."""
+    stop = len(calls) if row < 0 else int(calls.end[row])
+    if start < 0:
+        start = row + 1
+    if start >= stop:
+        return np.zeros(0, np.int64), stop
+    end = np.asarray(calls.end)
+    n = _count_children(end, start, stop, limit, through)
+    out = np.empty(n, np.int64)
+    nxt = _walk_children(end, start, stop, limit, through, out)
+    return out, min(int(nxt), stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_all(end, start, stop):  # pragma: no cover - numba
+    n = 0
+    c = start
+    while c < stop:
+        n += 1
+        nxt = end[c]
+        if nxt <= c:
+            break
+        c = nxt
+    return n
+
+
+def child_count(calls, row: int) -> int:
+    """How many direct children ``row`` has (-1: top-level calls); costs that number."""
+    stop = len(calls) if row < 0 else int(calls.end[row])
+    return int(_count_all(np.asarray(calls.end), row + 1, stop)) if stop > row + 1 else 0
+
+
+def ancestors(thread: ThreadReplay, row: int) -> list[int]:
+    """The rows from the thread's top-level call down to ``row`` itself (root first)."""
+    parents = thread.calls.parent
+    out = [int(row)]
+    p = int(parents[row])
+    while p >= 0:
+        out.append(p)
+        p = int(parents[p])
+    return out[::-1]
+
+
+# ---------------------------------------------------------------------- per-call numbers
+
+
+@numba.njit(cache=True, nogil=True)
+def _exclusive(end, incl, rows, out):  # pragma: no cover - numba
+    for i in range(len(rows)):
+        r = rows[i]
+        total = 0
+        c = r + 1
+        stop = end[r]
+        while c < stop:
+            total += incl[c]
+            nxt = end[c]
+            if nxt <= c:
+                break
+            c = nxt
+        out[i] = incl[r] - total
+
+
+def exclusive(thread: ThreadReplay, rows, column: str = "incl_bytecodes") -> np.ndarray:
+    """What the calls at ``rows`` did themselves: ``column`` (an inclusive count,
+    ``incl_bytecodes`` or ``incl_blocks``) minus their children's. Costs the number of their
+    children (``CallTable.excl_bytecodes`` computes every row of the table instead)."""
+    rows = np.atleast_1d(np.asarray(rows, np.int64))
+    out = np.zeros(len(rows), np.int64)
+    if len(rows):
+        calls = thread.calls
+        _exclusive(np.asarray(calls.end), np.asarray(getattr(calls, column)), rows, out)
+    return out
+
+
+def exclusive_bytecodes(thread: ThreadReplay, rows) -> np.ndarray:
+    return exclusive(thread, rows, "incl_bytecodes")
+
+
+def exclusive_blocks(thread: ThreadReplay, rows) -> np.ndarray:
+    return exclusive(thread, rows, "incl_blocks")
+
+
+def has_clock(thread: ThreadReplay) -> bool:
+    """Are the thread's times nanoseconds (clock samples), or event indices?"""
+    return len(thread.clock) >= 2
+
+
+def duration(thread: ThreadReplay, rows) -> np.ndarray:
+    """How long the calls at ``rows`` ran: nanoseconds from the clock samples (as the timeline
+    draws them, from the first event to the one after the last), or their number of events when
+    the trace has no clock (see :func:`has_clock`)."""
+    rows = np.atleast_1d(np.asarray(rows, np.int64))
+    calls = thread.calls
+    first = np.asarray(calls.first)[rows].astype(np.float64)
+    last = np.asarray(calls.last)[rows].astype(np.float64)
+    return thread.times(last + 1.0) - thread.times(first)
+
+
+def thread_totals(thread: ThreadReplay) -> dict:
+    """A thread as one node: its calls, and the inclusive bytecodes and blocks and the span of
+    its top-level calls together."""
+    calls = thread.calls
+    n = len(calls)
+    if not n:
+        return {"calls": 0, "incl_bytecodes": 0, "incl_blocks": 0, "duration": 0.0, "top_level": 0}
+    tops, _ = children_batch(calls, -1, limit=n)
+    first = float(np.asarray(calls.first)[tops].min())
+    last = float(np.asarray(calls.last)[tops].max())
+    span = thread.times(np.array([first, last + 1.0]))
+    return {"calls": n, "incl_bytecodes": int(np.asarray(calls.incl_bytecodes)[tops].sum()),
+            "incl_blocks": int(np.asarray(calls.incl_blocks)[tops].sum()),
+            "duration": float(span[1] - span[0]), "top_level": len(tops)}
+
+
+def caught_here(thread: ThreadReplay, row: int) -> np.ndarray:
+    """The exception records (``EXCEPTION_DTYPE``) whose exception call ``row`` caught."""
+    exc = thread.exceptions
+    return exc[exc["catch_row"] == row] if len(exc) else exc
+
+
+# ---------------------------------------------------------------------- names
+
+
+class _Names:
+    """Lower-case names of one analysis's methods and of the call sites that name synthetic rows,
+    built once; the matches of the last few search texts."""
+
+    def __init__(self, analysis: Analysis):
+        st = analysis.statics
+        n = st.max_method_id + 1
+        classes = [c.replace("/", ".").lower() for c in st.c_name]
+        m_class = st.m_class.tolist()
+        self.named = np.zeros(max(n, 1), np.bool_)
+        self.heads: list[str] = [""] * n      # pkg.cls.name
+        self.descs: list[str] = [""] * n      # (desc)ret
+        for mid in range(1, n):
+            name = st.m_name[mid]
+            if name:
+                self.named[mid] = True
+                self.heads[mid] = f"{classes[m_class[mid]]}.{name.lower()}"
+                self.descs[mid] = st.m_desc[mid].lower()
+        # A synthetic row carries its call site's resolved target as its method; the rows named
+        # by their site (Analysis.call_name) are the ones whose target has no name.
+        targets = np.asarray(st.s_target, np.int64)
+        unnamed = ~self.named[np.where((targets >= 0) & (targets < n), targets, 0)]
+        self.sites = np.flatnonzero(unnamed).astype(np.int64)
+        self.site_names = [st.site_qualified(int(s)).lower() for s in self.sites]
+        self._memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def match(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """(a boolean table by method id, the sorted call sites) whose names contain ``text``
+        (lower case). The descriptor counts only when the text has a parenthesis, so that
+        ``String`` finds String's methods and not every method taking a String."""
+        hit = self._memo.get(text)
+        if hit is not None:
+            return hit
+        if "(" in text:
+            mask = [bool(h) and text in h + d for h, d in zip(self.heads, self.descs)]
+            sites = [s for s, name in zip(self.sites.tolist(), self.site_names) if text in name]
+        else:
+            mask = [bool(h) and text in h for h in self.heads]
+            sites = [s for s, name in zip(self.sites.tolist(), self.site_names) if text in name.partition("(")[0]]
+        hit = (np.array(mask, np.bool_) if mask else np.zeros(1, np.bool_), np.array(sites, np.int64))
+        if len(self._memo) > 16:
+            self._memo.clear()
+        self._memo[text] = hit
+        return hit
+
+
+_NAMES: "weakref.WeakKeyDictionary[Analysis, _Names]" = weakref.WeakKeyDictionary()
+
+
+def _names(analysis: Analysis) -> _Names:
+    names = _NAMES.get(analysis)
+    if names is None:
+        names = _Names(analysis)
+        _NAMES[analysis] = names
+    return names
+
+
+def name_matches(analysis: Analysis, text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Method ids and call sites (the names of synthetic rows) whose qualified name contains
+    ``text``, ignoring case."""
+    table, sites = _names(analysis).match(text.strip().lower())
+    return np.flatnonzero(table), sites
+
+
+# ---------------------------------------------------------------------- scans
+
+
+def _scan(n: int, after: int, backwards: bool, test, cancelled: Cancelled) -> int:
+    """The first row after ``after`` (the last before it, ``backwards``; ``after < 0`` then means
+    from the end) for which ``test(lo, hi)`` (a boolean array over rows lo..hi-1) holds; -1."""
+    if backwards:
+        hi = min(after, n) if after >= 0 else n
+        while hi > 0 and not cancelled():
+            lo = max(0, hi - CHUNK)
+            hits = np.flatnonzero(test(lo, hi))
+            if len(hits):
+                return lo + int(hits[-1])
+            hi = lo
+        return -1
+    lo = max(after + 1, 0)
+    while lo < n and not cancelled():
+        hi = min(n, lo + CHUNK)
+        hits = np.flatnonzero(test(lo, hi))
+        if len(hits):
+            return lo + int(hits[0])
+        lo = hi
+    return -1
+
+
+def find_calls(analysis: Analysis, thread: ThreadReplay, text: str, after_row: int = -1, backwards: bool = False,
+               cancelled: Cancelled = _never) -> int:
+    """The first call after ``after_row`` (``backwards``: the last one before it; ``after_row <
+    0`` then means from the end) whose qualified name (``pkg.Cls.name``, with the descriptor when
+    ``text`` holds a parenthesis) contains ``text``, ignoring case; -1 when there is none.
+
+    Synthetic native and untraced rows are named as :meth:`Analysis.call_name` names them: by
+    their method when it is known, else by their call site's target."""
+    text = text.strip().lower()
+    calls = thread.calls
+    if not text or not len(calls):
+        return -1
+    table, sites = _names(analysis).match(text)
+    if not table.any() and not len(sites):
+        return -1
+    n_methods = len(table)
+    named = _names(analysis).named
+    method_col, site_col = calls.method, calls.call_site
+
+    def test(lo: int, hi: int) -> np.ndarray:
+        method = np.asarray(method_col[lo:hi])
+        known = (method >= 0) & (method < n_methods)
+        ids = np.where(known, method, 0)
+        hit = table[ids]
+        if len(sites):
+            by_site = ~named[ids]
+            if by_site.any():
+                hit[by_site] = np.isin(np.asarray(site_col[lo:hi])[by_site], sites)
+        return hit
+
+    return _scan(len(calls), after_row, backwards, test, cancelled)
+
+
+def next_flagged(thread: ThreadReplay, after_row: int, mask: int, backwards: bool = False,
+                 cancelled: Cancelled = _never) -> int:
+    """The first call after ``after_row`` (``backwards``: the last before it, ``after_row < 0``
+    meaning from the end) with any flag of ``mask`` (for example :data:`EXCEPTION_FLAGS`,
+    :data:`NATIVE_FLAGS`); -1 when there is none."""
+    flags = thread.calls.flags
+    mask = int(mask)
+    return _scan(len(thread.calls), after_row, backwards, lambda lo, hi: (np.asarray(flags[lo:hi]) & mask) != 0,
+                 cancelled)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """Where a search through the threads stopped: the thread's position in
+    ``Analysis.threads``, the row, and whether the search went past the last thread's end (the
+    first thread's start, backwards) to get there."""
+
+    slot: int
+    row: int
+    wrapped: bool
+
+
+def search_threads(analysis: Analysis, slot: int, row: int, find: Callable[[ThreadReplay, int, bool], int],
+                   backwards: bool = False, cancelled: Cancelled = _never) -> Hit | None:
+    """Search from call ``row`` of thread ``analysis.threads[slot]`` (``row`` -1: from before its
+    first call; backwards, ``row`` = its number of calls: from after its last) through the
+    following threads (preceding ones, ``backwards``), wrapping around to the start point.
+
+    ``find(thread, after_row, backwards)`` is one thread's search (:func:`find_calls`,
+    :func:`next_flagged` with the other arguments bound); it gets explicit bounds (-1 forwards,
+    the number of calls backwards). The start call itself is found last, when nothing else is."""
+    threads = analysis.threads
+    n = len(threads)
+    if not n:
+        return None
+    slot = min(max(slot, 0), n - 1)
+    step = -1 if backwards else 1
+    # The start thread after (before) the start row, the others in turn, then the start thread
+    # again up to the start row itself.
+    plan: list[tuple[int, int, bool]] = [(slot, row, False)]
+    s, wrapped = slot, False
+    for _ in range(n - 1):
+        s += step
+        wrapped = wrapped or not 0 <= s < n
+        s %= n
+        plan.append((s, -2, wrapped))
+    plan.append((slot, -2, True))
+    for s, after, wrapped in plan:
+        if cancelled():
+            return None
+        thread = threads[s]
+        rows = len(thread.calls)
+        if after == -2:
+            after = rows if backwards else -1
+        if backwards and after <= 0:
+            continue  # nothing before the thread's first call (and after_row < 0 means the end)
+        found = find(thread, after, backwards)
+        if found >= 0:
+            # (the second pass over the start thread finds nothing the first pass skipped: that
+            # one found nothing after the start row)
+            return Hit(s, found, wrapped)
+    return None

@@ -1,0 +1,41 @@
+"""Opening a trace for the explorer: replay (or the cached replay) and the timeline model, built
+off the GUI thread, as one :class:`LoadedTrace` the views share."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jbgui.model.analysis import Analysis
+from jbgui.model.errors import TraceError
+from jbgui.model.replay import Cancelled
+from jbgui.model.timeline import TimelineModel
+
+
+@dataclass
+class LoadedTrace:
+    """Everything the views draw from: the replayed trace and its timeline."""
+
+    path: Path
+    analysis: Analysis
+    timeline: TimelineModel
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+
+def load_trace(progress: Callable[[int, int], None], cancelled: Callable[[], bool], path: str | Path) -> LoadedTrace:
+    """Replay the trace at ``path`` (a :class:`jbgui.ui.tasks.Task` function)."""
+    started = time.perf_counter()
+    path = Path(path)
+    if not path.exists():
+        raise TraceError(f"{path}: no such trace directory")
+    if not path.is_dir():
+        raise TraceError(f"{path}: not a directory; open the trace directory that holds trace.json")
+    try:
+        analysis = Analysis.open(path, progress=progress, cancelled=cancelled)
+    except Cancelled:
+        raise
+    timeline = TimelineModel(analysis)
+    return LoadedTrace(path, analysis, timeline, time.perf_counter() - started, list(analysis.problems))

@@ -1,0 +1,341 @@
+"""The explorer's main window: the summary and the timeline in the centre, the call tree and the
+method view beside them, the run console below; menus, loading with progress, errors as messages.
+
+The window owns the :class:`Selection` and the :class:`LoadedTrace`; views receive both and never
+talk to each other. Loading runs as a :class:`Task`; until it ends the old trace stays on screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
+    QTabWidget, QToolButton, QVBoxLayout, QWidget,
+)
+
+from jbgui import __version__
+from jbgui.ui import settings as S
+from jbgui.ui.calltree_view import CallTreeView
+from jbgui.ui.loading import LoadedTrace, load_trace
+from jbgui.ui.method_view import MethodView
+from jbgui.ui.selection import Selection
+from jbgui.ui.summary_view import SummaryView
+from jbgui.ui.tasks import Task
+from jbgui.ui.timeline_view import TimelineView
+
+STATE_VERSION = 1
+
+
+class MessageBanner(QWidget):
+    """An error or warning line above the views, dismissable; the window stays usable."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton()
+        close.setText("✕")
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self.hide)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(8, 4, 4, 4)
+        row.addWidget(self.label, 1)
+        row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.setAutoFillBackground(True)
+        self.hide()
+
+    def show_message(self, text: str, error: bool = True) -> None:
+        color = "#fdecea" if error else "#fff8e1"
+        border = "#c62828" if error else "#f9a825"
+        self.setStyleSheet(f"MessageBanner {{ background: {color}; border-bottom: 2px solid {border}; }}"
+                           "QLabel { color: #202020; }")
+        self.label.setText(text)
+        self.show()
+
+
+class MainWindow(QMainWindow):
+    """The explorer."""
+
+    traceLoaded = Signal(object)     # LoadedTrace
+    loadFailed = Signal(str)
+
+    def __init__(self):
+        super().__init__()
+        self.setWindowTitle("jbgui")
+        self.setAcceptDrops(True)
+        self.selection = Selection(self)
+        self.loaded: LoadedTrace | None = None
+        self.task: Task | None = None
+        self.loading_path: Path | None = None
+
+        self.summary = SummaryView(self.selection)
+        self.timeline = TimelineView(self.selection)
+        self.calltree = CallTreeView(self.selection)
+        self.method_view = MethodView(self.selection)
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.summary, "Summary")
+        self.tabs.addTab(self.timeline, "Timeline")
+        self.banner = MessageBanner()
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.banner)
+        column.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+
+        self.tree_dock = self._dock("Call tree", "calltree", self.calltree, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.method_dock = self._dock("Method", "method", self.method_view, Qt.DockWidgetArea.RightDockWidgetArea)
+
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(240)
+        self.progress.setTextVisible(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel_loading)
+        self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.cancel_button)
+        self.progress.hide()
+        self.cancel_button.hide()
+
+        self._make_menus()
+        self.selection.callSelected.connect(self._call_selected)
+        self.selection.methodSelected.connect(self._method_selected)
+        self.resize(1500, 950)
+        self._restore_layout()
+
+    # ------------------------------------------------------------------ construction
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{name}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _make_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self._action(file_menu, "&Open trace…", self.choose_trace, QKeySequence.StandardKey.Open,
+                     "Open a trace directory")
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self.reload_action = self._action(file_menu, "Re&load", self.reload, "Ctrl+Shift+L")
+        self.close_action = self._action(file_menu, "&Close trace", self.close_trace, QKeySequence.StandardKey.Close)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.run_menu = bar.addMenu("&Run")
+        view_menu = bar.addMenu("&View")
+        self._action(view_menu, "&Summary", lambda: self.tabs.setCurrentWidget(self.summary), "Ctrl+1")
+        self._action(view_menu, "&Timeline", lambda: self.tabs.setCurrentWidget(self.timeline), "Ctrl+2")
+        self._action(view_menu, "Call &tree", lambda: self._show_dock(self.tree_dock), "Ctrl+3")
+        self._action(view_menu, "&Method", lambda: self._show_dock(self.method_dock), "Ctrl+4")
+        view_menu.addSeparator()
+        self._action(view_menu, "&Whole run", self.timeline.show_all, "Ctrl+0")
+        self._action(view_menu, "&Reset layout", self.reset_layout)
+        self.view_menu = view_menu
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&Keyboard shortcuts", self.show_shortcuts, "F1")
+        self._action(help_menu, "&About jbgui", self.show_about)
+
+    def _show_dock(self, dock: QDockWidget) -> None:
+        dock.show()
+        dock.raise_()
+        dock.widget().setFocus()
+
+    # ------------------------------------------------------------------ opening traces
+
+    def choose_trace(self) -> None:
+        start = str(self.loaded.path.parent) if self.loaded else str(Path.cwd())
+        path = QFileDialog.getExistingDirectory(self, "Open a trace directory", start)
+        if path:
+            self.open_trace(path)
+
+    def open_trace(self, path: str | Path) -> None:
+        """Replay (or load the cached replay of) the trace at ``path`` in the background."""
+        path = Path(path)
+        if self.task is not None:
+            self.task.cancel()
+        self.loading_path = path
+        self.banner.hide()
+        self.statusBar().showMessage(f"Opening {path} …")
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.cancel_button.show()
+        task = Task(load_trace, path, name="load")
+        task.progress.connect(self._load_progress)
+        task.succeeded.connect(lambda loaded, t=task: self._loaded(t, loaded))
+        task.failed.connect(lambda message, t=task: self._load_failed(t, message))
+        task.done.connect(lambda t=task: self._load_done(t))
+        self.task = task
+        task.start()
+
+    def reload(self) -> None:
+        if self.loaded is not None:
+            self.open_trace(self.loaded.path)
+
+    def cancel_loading(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            self.statusBar().showMessage("Opening cancelled", 5000)
+
+    def _load_progress(self, done: int, total: int) -> None:
+        if total:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * done / total))
+            self.progress.setFormat(f"replaying %p%")
+
+    def _loaded(self, task: Task, loaded: LoadedTrace) -> None:
+        if task is not self.task:
+            return
+        self.set_trace(loaded)
+        S.remember_trace(loaded.path)
+        note = " (cached replay)" if loaded.analysis.from_cache else ""
+        self.statusBar().showMessage(f"Opened {loaded.path} in {loaded.seconds:.2f} s{note}", 10000)
+        if loaded.problems:
+            shown = "<br>".join(p for p in loaded.problems[:5])
+            more = f"<br>… and {len(loaded.problems) - 5} more" if len(loaded.problems) > 5 else ""
+            self.banner.show_message(f"<b>This trace has problems</b> (what is valid is shown):<br>{shown}{more}",
+                                     error=False)
+        self.traceLoaded.emit(loaded)
+
+    def _load_failed(self, task: Task, message: str) -> None:
+        if task is not self.task:
+            return
+        self.banner.show_message(f"<b>Cannot open {self.loading_path}</b><br>{message}")
+        self.statusBar().showMessage("Opening failed", 10000)
+        self.loadFailed.emit(message)
+
+    def _load_done(self, task: Task) -> None:
+        if task is self.task:
+            self.task = None
+            self.progress.hide()
+            self.cancel_button.hide()
+
+    def set_trace(self, loaded: LoadedTrace | None) -> None:
+        """Show ``loaded`` in every view (None: close the trace)."""
+        self.loaded = loaded
+        self.selection.clear()
+        self.summary.set_trace(loaded)
+        self.timeline.set_model(loaded.timeline if loaded else None, loaded.analysis if loaded else None)
+        self.calltree.set_analysis(loaded.analysis if loaded else None)
+        self.method_view.set_trace(loaded)
+        self.setWindowTitle(f"{loaded.path.name} — jbgui" if loaded else "jbgui")
+        if loaded is not None:
+            self.tabs.setCurrentWidget(self.summary)
+
+    def close_trace(self) -> None:
+        self.set_trace(None)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        items = S.recent_traces()
+        if not items:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        for path in items:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _checked=False, p=path: self.open_trace(p))
+
+    # ------------------------------------------------------------------ selection
+
+    def _call_selected(self, ref, source) -> None:
+        if ref is not None and source is not self.timeline and self.tabs.currentWidget() is self.summary:
+            self.tabs.setCurrentWidget(self.timeline)
+
+    def _method_selected(self, method_id: int, source) -> None:
+        self.method_dock.show()
+        self.method_dock.raise_()
+
+    # ------------------------------------------------------------------ drag and drop
+
+    def dragEnterEvent(self, event) -> None:
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        if urls and urls[0].isLocalFile() and Path(urls[0].toLocalFile()).is_dir():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            self.open_trace(urls[0].toLocalFile())
+            event.acceptProposedAction()
+
+    # ------------------------------------------------------------------ layout and help
+
+    def _restore_layout(self) -> None:
+        s = S.settings()
+        geometry = s.value("window/geometry")
+        state = s.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state, STATE_VERSION)
+        self._default_state = None
+
+    def save_layout(self) -> None:
+        s = S.settings()
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState(STATE_VERSION))
+        s.sync()
+
+    def reset_layout(self) -> None:
+        for dock, area in ((self.tree_dock, Qt.DockWidgetArea.LeftDockWidgetArea),
+                           (self.method_dock, Qt.DockWidgetArea.RightDockWidgetArea)):
+            dock.setFloating(False)
+            self.addDockWidget(area, dock)
+            dock.show()
+        self.resizeDocks([self.tree_dock, self.method_dock], [self.width() // 4, self.width() // 3],
+                         Qt.Orientation.Horizontal)
+
+    def closeEvent(self, event) -> None:
+        self.save_layout()
+        if self.task is not None:
+            self.task.cancel()
+        super().closeEvent(event)
+
+    def show_shortcuts(self) -> None:
+        QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HTML)
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About jbgui",
+                          f"<b>jbgui {__version__}</b><p>Records Java programs basic block by basic block "
+                          "(the JBInsTrace design) and explores the recordings.</p>")
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not getattr(self, "_sized", False):
+            self._sized = True
+            QTimer.singleShot(0, self._first_show)
+
+    def _first_show(self) -> None:
+        if S.settings().value("window/state") is None:
+            self.reset_layout()
+
+
+SHORTCUTS_HTML = """<table cellpadding='3'>
+<tr><td><b>Ctrl+O</b></td><td>open a trace</td></tr>
+<tr><td><b>Ctrl+R</b></td><td>run a program traced</td></tr>
+<tr><td><b>Ctrl+1 … 4</b></td><td>summary, timeline, call tree, method view</td></tr>
+<tr><td><b>Ctrl+0</b> / <b>Home</b></td><td>timeline: the whole run</td></tr>
+<tr><td><b>wheel</b>, <b>+</b> / <b>-</b></td><td>timeline: zoom in time</td></tr>
+<tr><td><b>Shift+wheel</b>, drag</td><td>timeline: scroll lanes, pan</td></tr>
+<tr><td><b>← →</b></td><td>timeline: pan</td></tr>
+<tr><td><b>F</b></td><td>timeline: zoom to the selected call</td></tr>
+<tr><td><b>↑</b></td><td>timeline: select the caller</td></tr>
+<tr><td><b>Ctrl+F</b></td><td>call tree: find a method</td></tr>
+<tr><td><b>Ctrl+E</b> / <b>Ctrl+N</b></td><td>call tree: next exception / native call</td></tr>
+</table>"""

@@ -1,0 +1,316 @@
+"""The method view: a method's bytecode grouped by basic block, each block with how often it ran
+(the whole run, or the selected call), heat shading, its metrics, its call sites (callee resolved,
+with counts and receiver types), its exception handlers and successors, and its source lines.
+
+Rendered as rich text in a QTextBrowser. Links: a call site goes to the callee (the matching call
+below the selected call when there is one, else the callee method), a handler or successor to its
+block. Counts for a selected call and listings fetched through the JVM bridge are computed by
+:class:`Task` off the GUI thread.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QTextBrowser, QVBoxLayout, QWidget
+
+from jbgui.model.call_blocks import call_block_counts
+from jbgui.model.method_info import MethodInfo, method_info
+from jbgui.model.sources import SourceLocator
+from jbgui.ui import colors
+from jbgui.ui.format import format_count, format_duration, own_bytecodes
+from jbgui.ui.listings import fetch_listing
+from jbgui.ui.loading import LoadedTrace
+from jbgui.ui.selection import CallRef, Selection
+from jbgui.ui.tasks import Task
+
+MAX_SOURCE_LINES_PER_BLOCK = 6
+
+
+class MethodView(QWidget):
+    """Blocks of the current method."""
+
+    def __init__(self, selection: Selection, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.selection = selection
+        self.loaded: LoadedTrace | None = None
+        self.info: MethodInfo | None = None
+        self.call: CallRef | None = None
+        self.call_counts: dict[int, int] | None = None
+        self.listing: dict[int, str] | None = None
+        self.listing_note = ""
+        self.sources: SourceLocator | None = None
+        self._tasks: list[Task] = []
+        self.header = QLabel("Select a call or a method")
+        self.header.setWordWrap(True)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.whole = QRadioButton("whole run")
+        self.this_call = QRadioButton("selected call")
+        self.whole.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.whole)
+        group.addButton(self.this_call)
+        self.whole.toggled.connect(lambda _on: self.render())
+        counts_row = QHBoxLayout()
+        counts_row.addWidget(QLabel("Counts:"))
+        counts_row.addWidget(self.whole)
+        counts_row.addWidget(self.this_call)
+        counts_row.addStretch(1)
+        self.status = QLabel("")
+        counts_row.addWidget(self.status)
+        self.browser = QTextBrowser()
+        self.browser.setOpenLinks(False)
+        self.browser.anchorClicked.connect(self._link)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
+        layout.addLayout(counts_row)
+        layout.addWidget(self.browser, 1)
+        selection.callSelected.connect(self._on_call)
+        selection.methodSelected.connect(self._on_method)
+        self._set_call_mode_enabled(False)
+
+    # ------------------------------------------------------------------ content
+
+    def set_trace(self, loaded: LoadedTrace | None) -> None:
+        for task in self._tasks:
+            task.cancel()
+        self._tasks.clear()
+        self.loaded = loaded
+        self.info = None
+        self.call = None
+        self.sources = SourceLocator(loaded.analysis.trace) if loaded is not None else None
+        self.header.setText("Select a call or a method" if loaded else "No trace open")
+        self.browser.clear()
+
+    def show_method(self, method: int, call: CallRef | None = None) -> None:
+        if self.loaded is None:
+            return
+        for task in self._tasks:
+            task.cancel()
+        self._tasks.clear()
+        analysis = self.loaded.analysis
+        try:
+            self.info = method_info(analysis, method)
+        except KeyError:
+            self.info = None
+            self.header.setText(f"No static information for method id {method}")
+            self.browser.clear()
+            return
+        self.call = call
+        self.call_counts = None
+        self.listing = None
+        self.listing_note = ""
+        self._set_call_mode_enabled(call is not None)
+        if call is not None:
+            self.this_call.setChecked(True)
+            self._start(_count_blocks, analysis, analysis.thread(call.thread), call.row,
+                        done=self._call_counts_ready, what="counting this call's blocks")
+        else:
+            self.whole.setChecked(True)
+        if self.info.blocks and not any(b.instructions for b in self.info.blocks):
+            self.listing_note = "fetching the bytecode from the class files …"
+            self._start(_fetch_listing, analysis, method,
+                        done=self._listing_ready, failed=self._listing_failed, what="reading class files")
+        self.render()
+
+    def _start(self, fn, *args, done, failed=None, what: str) -> None:
+        task = Task(fn, *args, name="method")
+        info = self.info
+        task.succeeded.connect(lambda result, i=info: done(result) if self.info is i else None)
+        if failed is not None:
+            task.failed.connect(lambda message, i=info: failed(message) if self.info is i else None)
+        else:
+            task.failed.connect(lambda message: self.status.setText(message))
+        task.done.connect(lambda t=task: self._tasks.remove(t) if t in self._tasks else None)
+        self._tasks.append(task)
+        self.status.setText(what + " …")
+        task.start()
+
+    def _call_counts_ready(self, counts: dict[int, int]) -> None:
+        self.call_counts = counts
+        self.status.setText("")
+        self.render()
+
+    def _listing_ready(self, listing: dict[int, str] | None) -> None:
+        self.listing = listing or {}
+        self.listing_note = "" if listing else "no bytecode listing: the class file was not found"
+        self.status.setText("")
+        self.render()
+
+    def _listing_failed(self, message: str) -> None:
+        self.listing = {}
+        self.listing_note = f"no bytecode listing: {message}"
+        self.status.setText("")
+        self.render()
+
+    def _set_call_mode_enabled(self, enabled: bool) -> None:
+        self.this_call.setEnabled(enabled)
+        if not enabled:
+            self.whole.setChecked(True)
+
+    # ------------------------------------------------------------------ rendering
+
+    def current_counts(self) -> dict[int, int]:
+        """Block executions shown: gb → count."""
+        if self.info is None:
+            return {}
+        if self.this_call.isChecked() and self.call is not None:
+            return self.call_counts or {}
+        return {b.gb: b.count for b in self.info.blocks}
+
+    def render(self) -> None:
+        info = self.info
+        if info is None or self.loaded is None:
+            return
+        e = html.escape
+        analysis = self.loaded.analysis
+        per_call = self.this_call.isChecked() and self.call is not None
+        counts = self.current_counts()
+        total_runs = sum(counts.values())
+        hottest = max(counts.values(), default=0)
+        head = [f"<b>{e(info.class_name)}.{e(info.name)}</b><code>{e(info.desc)}</code>"]
+        details = [f"{len(info.blocks)} blocks", f"{format_count(info.calls)} calls in the run"]
+        if info.source_file:
+            details.append(e(info.source_file))
+        details.extend(info.flags)
+        if self.call is not None:
+            thread = analysis.thread(self.call.thread)
+            calls = thread.calls
+            row = self.call.row
+            text = f"selected call: thread {e(thread.name)}, depth {int(calls.depth[row])}, " \
+                   f"{format_count(own_bytecodes(calls, row))} own bytecodes"
+            if self.loaded.timeline.has_clock:
+                start, end = self.loaded.timeline.thread_timeline(thread.index).span(row)
+                text += f", {format_duration(end - start)}"
+            details.append(text)
+        self.header.setText(" ".join(head) + "<br>" + " · ".join(details))
+        if not info.blocks:
+            kind = "a native method" if "native" in info.flags else "abstract" if "abstract" in info.flags else \
+                "not instrumented: no blocks were recorded"
+            self.browser.setHtml(f"<p>This method is {e(kind)}.</p>")
+            return
+        source = self.sources.lines(info.class_name.replace(".", "/"), info.source_file) if self.sources else None
+        dark = colors.is_dark()
+        parts = []
+        if self.listing_note:
+            parts.append(f"<p><i>{e(self.listing_note)}</i></p>")
+        scope = "this call" if per_call else "whole run"
+        if per_call and self.call_counts is None:
+            scope += " (counting …)"
+        parts.append(f"<p>{format_count(total_runs)} block executions ({scope}).</p>")
+        for b in info.blocks:
+            n = counts.get(b.gb, 0)
+            heat = math.log1p(n) / math.log1p(hottest) if hottest and n else 0.0
+            bg = colors.heat_color(heat, dark)
+            style = f"background-color:{bg.name()};" if n else ""
+            title = f"<a name='b{b.index}'></a><b>#{b.index}</b> &nbsp;<code>[{b.start}, {b.end})</code>"
+            if b.lines:
+                title += f" &nbsp;line{'s' if len(b.lines) > 1 else ''} {_line_ranges(b.lines)}"
+            title += f" &nbsp;&nbsp;<b>×{format_count(n)}</b>"
+            if per_call:
+                title += f" <span style='color:gray'>(run ×{format_count(b.count)})</span>"
+            if b.is_handler:
+                title += " &nbsp;<i>handler entry</i>"
+            body = [title]
+            nonzero = [f"{k.replace('_', ' ')} {v}" for k, v in b.metrics.items() if v]
+            if nonzero:
+                body.append(f"<span style='color:gray'>{e(' · '.join(nonzero))}</span>")
+            instructions = b.instructions or (self.listing or {}).get(b.index)
+            if instructions:
+                body.append(f"<pre style='margin:2px 0 2px 12px'>{e(instructions)}</pre>")
+            if source and b.lines:
+                shown = []
+                for line in sorted(set(b.lines))[:MAX_SOURCE_LINES_PER_BLOCK]:
+                    if 0 < line <= len(source):
+                        shown.append(f"{line:>5}  {source[line - 1].rstrip()}")
+                if shown:
+                    body.append(f"<pre style='margin:2px 0 2px 12px;color:#2e6b30'>{e(chr(10).join(shown))}</pre>")
+            for s in b.sites:
+                body.append(self._site_html(s))
+            for h in b.handlers:
+                target = f"<a href='block:{h.block_index}'>#{h.block_index}</a>" if h.block_index >= 0 else "?"
+                body.append(f"&nbsp;&nbsp;⤷ catch <b>{e(h.type) or 'any (finally)'}</b> → block {target}")
+            if b.successors and not per_call:
+                succ = ", ".join(f"<a href='block:{i}'>#{i}</a> ×{format_count(c)}" for i, c in b.successors[:8])
+                body.append(f"&nbsp;&nbsp;<span style='color:gray'>next:</span> {succ}")
+            parts.append(f"<div style='{style}margin:0 0 6px 0;padding:2px'>{'<br>'.join(body)}</div>")
+        self.browser.setHtml("".join(parts))
+
+    def _site_html(self, s) -> str:
+        e = html.escape
+        target = e(s.target)
+        if s.target_method:
+            target = f"<a href='site:{s.site}'>{target}</a>"
+        kind_color = {"native": "#757575", "untraced": "#9e9e9e", "invokedynamic": "#6a1b9a"}.get(s.kind, "")
+        kind = f"<span style='color:{kind_color}'>{e(s.kind)}</span>" if kind_color else e(s.kind)
+        text = f"&nbsp;&nbsp;→ {target} <span style='color:gray'>{s.opcode} @{s.offset}</span> {kind}, " \
+               f"{format_count(s.calls)} calls"
+        if s.receivers:
+            text += " · receivers " + ", ".join(f"{e(c)} ×{format_count(n)}" for c, n in s.receivers[:4])
+            if len(s.receivers) > 4:
+                text += f", … ({len(s.receivers)} types)"
+        return text
+
+    # ------------------------------------------------------------------ navigation
+
+    def _on_call(self, ref, source) -> None:
+        if self.loaded is None or ref is None:
+            return
+        thread = self.loaded.analysis.thread(ref.thread)
+        method = int(thread.calls.method[ref.row])
+        if method:
+            self.show_method(method, ref)
+        else:
+            site = int(thread.calls.call_site[ref.row])
+            st = self.loaded.analysis.statics
+            target = int(st.s_target[site]) if site >= 0 else 0
+            if target:
+                self.show_method(target, None)
+
+    def _on_method(self, method: int, source) -> None:
+        self.show_method(method, None)
+
+    def _link(self, url: QUrl) -> None:
+        kind, _, value = url.toString().partition(":")
+        if kind == "block":
+            self.browser.scrollToAnchor(f"b{value}")
+        elif kind == "site" and self.loaded is not None and self.info is not None:
+            site = int(value)
+            st = self.loaded.analysis.statics
+            if self.call is not None:
+                thread = self.loaded.analysis.thread(self.call.thread)
+                children = thread.calls.children(self.call.row)
+                match = children[np.asarray(thread.calls.call_site)[children] == site] if len(children) else children
+                if len(match):
+                    self.selection.select_call(CallRef(self.call.thread, int(match[0])), self)
+                    return
+            target = int(st.s_target[site])
+            if target:
+                self.selection.select_method(target, self)
+
+
+def _count_blocks(progress, cancelled, analysis, thread, row) -> dict[int, int]:
+    return call_block_counts(analysis, thread, row, progress, cancelled)
+
+
+def _fetch_listing(_progress, _cancelled, analysis, method) -> dict[int, str] | None:
+    return fetch_listing(analysis, method)
+
+
+def _line_ranges(lines: list[int]) -> str:
+    """``12–14, 20``."""
+    values = sorted(set(lines))
+    out = []
+    start = prev = values[0]
+    for v in values[1:] + [None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        out.append(f"{start}–{prev}" if prev != start else str(start))
+        if v is not None:
+            start = prev = v
+    return ", ".join(out)
