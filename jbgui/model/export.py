@@ -196,22 +196,15 @@ def export_parquet(analysis: Analysis, path: str | Path, table: str = "calls", t
     _check_table(table)
     selected = select_threads(analysis, threads)
     result = ExportResult(str(path), "parquet")
+    columns = CALL_COLUMNS if table == "calls" else BLOCK_COLUMNS
+    chunks = _call_chunks(analysis, selected, progress, cancelled, result) if table == "calls" else \
+        _block_chunks(analysis, selected, cancelled)
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind, _ in columns])
     with _atomic_output(path, binary_path=True) as tmp:
-        if table == "calls":
-            schema = pa.schema([(name, getattr(pa, kind)()) for name, kind, _ in CALL_COLUMNS])
-            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-                for chunk in _call_chunks(analysis, selected, progress, cancelled):
-                    result.has_clock = chunk.has_clock
-                    writer.write_table(_call_table_arrow(pa, schema, chunk))
-                    result.rows += chunk.n
-        else:
-            schema = pa.schema([(name, getattr(pa, kind)()) for name, kind, _ in BLOCK_COLUMNS])
-            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-                for cols in _block_chunks(analysis, selected):
-                    _check_cancelled(cancelled)
-                    writer.write_table(pa.Table.from_pydict(
-                        {name: cols[name] for name, _, _ in BLOCK_COLUMNS}, schema=schema))
-                    result.rows += len(cols["count"])
+        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            for cols in chunks:
+                writer.write_table(_arrow_table(pa, schema, columns, cols))
+                result.rows += cols.n
     result.total = result.rows
     return result
 
@@ -348,18 +341,13 @@ def write_csv(analysis: Analysis, out: BinaryIO, table: str = "calls", threads: 
     _check_table(table)
     selected = select_threads(analysis, threads)
     result = ExportResult(label, "csv")
-    if table == "calls":
-        out.write((",".join(name for name, _, _ in CALL_COLUMNS) + "\n").encode())
-        for chunk in _call_chunks(analysis, selected, progress, cancelled):
-            result.has_clock = chunk.has_clock
-            out.write(_calls_csv(chunk))
-            result.rows += chunk.n
-    else:
-        out.write((",".join(name for name, _, _ in BLOCK_COLUMNS) + "\n").encode())
-        for cols in _block_chunks(analysis, selected):
-            _check_cancelled(cancelled)
-            out.write(_blocks_csv(cols))
-            result.rows += len(cols["count"])
+    columns = CALL_COLUMNS if table == "calls" else BLOCK_COLUMNS
+    chunks = _call_chunks(analysis, selected, progress, cancelled, result) if table == "calls" else \
+        _block_chunks(analysis, selected, cancelled)
+    out.write((",".join(name for name, _, _ in columns) + "\n").encode())
+    for cols in chunks:
+        out.write(_csv_rows(columns, cols))
+        result.rows += cols.n
     result.total = result.rows
     return result
 
@@ -452,7 +440,9 @@ class _Names:
         self.st = statics
         self.named = np.array([bool(n) for n in statics.m_name], np.bool_)
         self.site_base = len(statics.m_name)
-        self._parts: dict[int, tuple[str, str, str, bool]] = {}
+        self.jdk = np.zeros(self.site_base + statics.n_sites + 1, np.bool_)
+        self.jdk[:self.site_base] = (np.asarray(statics.m_flags, np.int64) & M_JDK) != 0
+        self._parts: dict[int, tuple[str, str, str]] = {}
 
     def keys(self, method: np.ndarray, site: np.ndarray) -> np.ndarray:
         method = method.astype(np.int64)
@@ -461,40 +451,38 @@ class _Names:
         ok[ok] = self.named[method[ok]]
         return np.where(ok, method, np.where(site >= 0, self.site_base + site, 0))
 
-    def parts(self, key: int) -> tuple[str, str, str, bool]:
-        """(dotted class, method name, descriptor, is a JDK class) of a name key."""
+    def parts(self, key: int) -> tuple[str, str, str]:
+        """(dotted class, method name, descriptor) of a name key."""
         got = self._parts.get(key)
         if got is None:
             st = self.st
-            if 0 < key < self.site_base:
-                got = (st.class_of_method(key).replace("/", "."), st.m_name[key], st.m_desc[key],
-                       bool(st.m_flags[key] & M_JDK))
+            if 0 < key < self.site_base and self.named[key]:
+                got = (st.class_of_method(key).replace("/", "."), st.m_name[key], st.m_desc[key])
             elif key >= self.site_base:
                 owner, _, rest = st.s_call[key - self.site_base].partition(":")
                 paren = rest.find("(")
                 name, desc = (rest[:paren], rest[paren:]) if paren >= 0 else (rest, "")
-                got = (owner.replace("/", ".") or "<invokedynamic>", name, desc, False)
+                got = (owner.replace("/", ".") or "<invokedynamic>", name, desc)
             else:
-                got = ("<unknown>", "<unknown>", "", False)
+                got = ("<unknown>", "<unknown>", "")
             self._parts[key] = got
         return got
 
-    def pool(self, keys: np.ndarray, render: Callable[[tuple[str, str, str, bool]], bytes]) -> tuple[_Pool, np.ndarray]:
-        """A pool of ``render(parts)`` for the distinct keys, and each key's index into it."""
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        return _Pool([render(self.parts(int(k))) for k in uniq]), inverse
-
-    def class_matches(self, keys: np.ndarray, prefixes: tuple[str, ...]) -> np.ndarray:
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        ok = np.array([self.parts(int(k))[0].startswith(prefixes) and k != 0 for k in uniq], np.bool_)
-        return ok[inverse] if len(uniq) else np.zeros(0, np.bool_)
+    def pool(self, render: Callable[[tuple[str, str, str]], str], encode: Callable[[str], bytes]) -> _KeyedPool:
+        """A pool of ``render(parts)`` per name key."""
+        return _KeyedPool(lambda key: render(self.parts(key)), encode)
 
 
 def _flag_text(flags: int) -> str:
     return "|".join(name for name, bit in FLAG_NAMES if flags & bit)
 
 
-# ====================================================================== text rendering (vectorised)
+# ====================================================================== text rendering
+
+# Output is built as bytes, a chunk of rows at a time: every field of every row is rendered into
+# one array (numbers by the kernels below, strings gathered from pools of distinct values), and
+# the fields are placed side by side row by row. Numba runs the byte loops; no Python code runs
+# per row.
 
 class _Text:
     """Byte strings of a chunk of rows, back to back in ``data``, one length per row."""
@@ -506,58 +494,113 @@ class _Text:
         self.lengths = lengths
 
 
-class _Pool:
-    """Distinct byte strings, gathered per row by index (names, flags, descriptors)."""
+@numba.njit(cache=True, nogil=True)
+def _render_ints(values, out, lengths):  # pragma: no cover - numba
+    """Decimal text of each value, back to back in ``out``; returns the bytes used."""
+    digits = np.empty(20, np.uint8)
+    pos = 0
+    for i in range(len(values)):
+        v = values[i]
+        begin = pos
+        if v < 0:
+            out[pos] = 45           # '-'
+            pos += 1
+            v = -v
+        k = 0
+        while True:
+            digits[k] = 48 + v % 10
+            v //= 10
+            k += 1
+            if v == 0:
+                break
+        for j in range(k):
+            out[pos + j] = digits[k - 1 - j]
+        pos += k
+        lengths[i] = pos - begin
+    return pos
 
-    def __init__(self, items: list[bytes]):
-        self.lengths = np.fromiter((len(b) for b in items), np.int64, len(items))
-        self.offsets = np.cumsum(self.lengths) - self.lengths
-        self.data = np.frombuffer(b"".join(items), np.uint8)
 
-    def take(self, index: np.ndarray) -> _Text:
-        lengths = self.lengths[index]
-        total = int(lengths.sum())
-        if not total:
-            return _Text(np.zeros(0, np.uint8), lengths)
-        # Byte j of the result comes from its string's offset in the pool plus its position in it.
-        source = np.repeat(self.offsets[index] - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
-        return _Text(self.data[source], lengths)
+@numba.njit(cache=True, nogil=True)
+def _render_micros(ns, out, lengths):  # pragma: no cover - numba
+    """Nanoseconds as microseconds with three decimals, exactly (``1234567`` → ``1234.567``)."""
+    digits = np.empty(24, np.uint8)
+    pos = 0
+    for i in range(len(ns)):
+        v = ns[i]
+        begin = pos
+        if v < 0:
+            out[pos] = 45
+            pos += 1
+            v = -v
+        k = 0
+        while True:
+            digits[k] = 48 + v % 10
+            v //= 10
+            k += 1
+            if k == 3:
+                digits[k] = 46      # '.'
+                k += 1
+            if v == 0 and k > 4:
+                break
+        for j in range(k):
+            out[pos + j] = digits[k - 1 - j]
+        pos += k
+        lengths[i] = pos - begin
+    return pos
 
 
-_POW10 = np.array([10 ** k for k in range(20)], np.uint64)
+@numba.njit(cache=True, nogil=True)
+def _gather(pool, offsets, pool_lengths, index, out, lengths):  # pragma: no cover - numba
+    pos = 0
+    for i in range(len(index)):
+        j = index[i]
+        n = pool_lengths[j]
+        o = offsets[j]
+        for k in range(n):
+            out[pos + k] = pool[o + k]
+        pos += n
+        lengths[i] = n
+    return pos
+
+
+@numba.njit(cache=True, nogil=True)
+def _place(out, position, data, lengths):  # pragma: no cover - numba
+    src = 0
+    for i in range(len(position)):
+        p = position[i]
+        n = lengths[i]
+        for k in range(n):
+            out[p + k] = data[src + k]
+        src += n
+        position[i] = p + n
+
+
+@numba.njit(cache=True, nogil=True)
+def _place_literal(out, position, literal):  # pragma: no cover - numba
+    n = len(literal)
+    for i in range(len(position)):
+        p = position[i]
+        for k in range(n):
+            out[p + k] = literal[k]
+        position[i] = p + n
 
 
 def _ints(values: np.ndarray) -> _Text:
     """Decimal text of integers."""
-    v = np.asarray(values, np.int64)
-    if not len(v):
-        return _Text(np.zeros(0, np.uint8), np.zeros(0, np.int64))
-    negative = v < 0
-    u = np.abs(v).astype(np.uint64)
-    digits = np.searchsorted(_POW10[1:], u, side="right") + 1
-    width = int(digits.max())
-    table = ((u[:, None] // _POW10[width - 1::-1][None, :]) % np.uint64(10)).astype(np.uint8) + 48
-    mask = np.arange(width)[None, :] >= (width - digits)[:, None]
-    text = _Text(table[mask], digits.astype(np.int64))
-    if negative.any():
-        text = _concat([_Pool([b"", b"-"]).take(negative.astype(np.int64)), text], len(v))
-    return text
+    values = np.ascontiguousarray(values, np.int64)
+    out = np.empty(20 * len(values), np.uint8)
+    lengths = np.empty(len(values), np.int64)
+    used = _render_ints(values, out, lengths)
+    return _Text(out[:used], lengths)
 
 
 def _micros(ns: np.ndarray) -> _Text:
-    """Nanoseconds as microseconds with exactly three decimals (exact: no float rounding)."""
-    ns = np.asarray(ns, np.int64)
-    n = len(ns)
-    magnitude = np.abs(ns)
-    whole = _ints(magnitude // 1000)
-    frac = magnitude % 1000
-    frac_text = _Text((np.stack([frac // 100, frac // 10 % 10, frac % 10], 1).astype(np.uint8) + 48).ravel(),
-                      np.full(n, 3, np.int64))
-    parts = [whole, b".", frac_text]
-    negative = ns < 0
-    if negative.any():
-        parts.insert(0, _Pool([b"", b"-"]).take(negative.astype(np.int64)))
-    return _concat(parts, n)
+    """Nanoseconds as microseconds with exactly three decimals (no float rounding)."""
+    ns = np.ascontiguousarray(ns, np.int64)
+    out = np.empty(24 * len(ns), np.uint8)
+    lengths = np.empty(len(ns), np.int64)
+    used = _render_micros(ns, out, lengths)
+    return _Text(out[:used], lengths)
 
 
 def _concat(parts: list[bytes | _Text], n: int) -> _Text:
@@ -565,23 +608,89 @@ def _concat(parts: list[bytes | _Text], n: int) -> _Text:
     lengths = np.zeros(n, np.int64)
     for part in parts:
         lengths += len(part) if isinstance(part, bytes) else part.lengths
-    if not n:
-        return _Text(np.zeros(0, np.uint8), lengths)
     ends = np.cumsum(lengths)
-    out = np.empty(int(ends[-1]), np.uint8)
+    out = np.empty(int(ends[-1]) if n else 0, np.uint8)
     position = ends - lengths
     for part in parts:
         if isinstance(part, bytes):
             if part:
-                out[position[:, None] + np.arange(len(part))] = np.frombuffer(part, np.uint8)
-                position += len(part)
+                _place_literal(out, position, np.frombuffer(part, np.uint8))
         else:
-            total = len(part.data)
-            if total:
-                target = np.repeat(position - (np.cumsum(part.lengths) - part.lengths), part.lengths)
-                out[target + np.arange(total)] = part.data
-            position += part.lengths
+            _place(out, position, part.data, part.lengths)
     return _Text(out, lengths)
+
+
+class _KeyedPool:
+    """Strings rendered once per key (a name key, a flags value, a block), encoded for the output,
+    and gathered per row by key."""
+
+    def __init__(self, render: Callable[[int], str], encode: Callable[[str], bytes] = str.encode):
+        self.render = render
+        self.encode = encode
+        self.slot = np.full(1024, -1, np.int64)       # key -> index into items
+        self.items: list[str] = []
+        self.encoded: list[bytes] = []
+        self._bytes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._objects: np.ndarray | None = None
+
+    def indices(self, keys: np.ndarray) -> np.ndarray:
+        keys = np.asarray(keys, np.int64)
+        if not len(keys):
+            return keys
+        top = int(keys.max())
+        if top >= len(self.slot):
+            grown = np.full(max(top + 1, 2 * len(self.slot)), -1, np.int64)
+            grown[:len(self.slot)] = self.slot
+            self.slot = grown
+        index = self.slot[keys]
+        missing = index < 0
+        if missing.any():
+            for key in np.unique(keys[missing]).tolist():
+                self.slot[key] = len(self.items)
+                self.items.append(self.render(key))
+                self.encoded.append(self.encode(self.items[-1]))
+            self._bytes = self._objects = None
+            index = self.slot[keys]
+        return index
+
+    def text(self, keys: np.ndarray) -> _Text:
+        index = self.indices(keys)
+        if self._bytes is None:
+            lengths = np.fromiter((len(b) for b in self.encoded), np.int64, len(self.encoded))
+            self._bytes = (np.frombuffer(b"".join(self.encoded), np.uint8), np.cumsum(lengths) - lengths, lengths)
+        pool, offsets, pool_lengths = self._bytes
+        out = np.empty(int(pool_lengths[index].sum()), np.uint8)
+        lengths = np.empty(len(index), np.int64)
+        _gather(pool, offsets, pool_lengths, index, out, lengths)
+        return _Text(out, lengths)
+
+    def strings(self, keys: np.ndarray) -> np.ndarray:
+        index = self.indices(keys)
+        if self._objects is None:
+            self._objects = np.array(self.items + [""], dtype=object)[:-1]
+        return self._objects[index]
+
+
+class _KeyedBools:
+    """A yes/no per key, decided once per distinct key (does this class match a prefix?)."""
+
+    def __init__(self, test: Callable[[int], bool]):
+        self.test = test
+        self.known = np.full(1024, -1, np.int8)
+
+    def __call__(self, keys: np.ndarray) -> np.ndarray:
+        keys = np.asarray(keys, np.int64)
+        if len(keys) and int(keys.max()) >= len(self.known):
+            grown = np.full(max(int(keys.max()) + 1, 2 * len(self.known)), -1, np.int8)
+            grown[:len(self.known)] = self.known
+            self.known = grown
+        value = self.known[keys]
+        missing = value < 0
+        if missing.any():
+            for key in np.unique(keys[missing]).tolist():
+                self.known[key] = 1 if self.test(key) else 0
+            value = self.known[keys]
+        return value == 1
 
 
 def _csv_field(text: str) -> bytes:
@@ -714,6 +823,9 @@ def _timed_chunks(thread: ThreadReplay, clock: bool, cancelled: IsCancelled,
 
 # ====================================================================== chrome
 
+_CATEGORIES = ("app", "jdk", "native", "untraced")
+
+
 class _ChromePlan:
     """What a Chrome export keeps of each chunk, and how it names it."""
 
@@ -724,13 +836,21 @@ class _ChromePlan:
         self.max_depth = max_depth
         self.window = window
         self.clock = clock
+        self.time = _micros if clock else _ints
+        self.matching = _KeyedBools(lambda key: key != 0 and names.parts(key)[0].startswith(include))
+        self.name_pool = names.pool(lambda p: f"{p[0]}.{p[1]}", _json_string)
+        self.native_pool = names.pool(lambda p: f"native {p[0]}.{p[1]}", _json_string)
+        self.desc_pool = names.pool(lambda p: p[2], _json_string)
+        self.flag_pool = _KeyedPool(_flag_text, _json_string)
+        self.category_pool = _KeyedPool(lambda k: _CATEGORIES[k], _json_string)
 
     def matches(self, chunk: _Chunk) -> np.ndarray:
+        """Rows of classes the include prefixes name (every row without prefixes)."""
         if chunk.name_keys is None:
             chunk.name_keys = self.names.keys(chunk.method, chunk.site)
         if not self.include:
             return np.ones(chunk.n, np.bool_)
-        return self.names.class_matches(chunk.name_keys, self.include)
+        return self.matching(chunk.name_keys)
 
     def keep(self, chunk: _Chunk) -> np.ndarray:
         keep = self.matches(chunk)
@@ -771,36 +891,30 @@ def _smallest(values: np.ndarray, k: int) -> np.ndarray:
 
 
 def _chrome_complete(plan: _ChromePlan, chunk: _Chunk, rows: np.ndarray, pid: int, exclusive: _Exclusive) -> bytes:
-    names = plan.names
-    uniq, key_index = np.unique(chunk.name_keys[rows], return_inverse=True)
-    parts = [names.parts(int(k)) for k in uniq]
-    name_pool = _Pool([_json_string(f"{p[0]}.{p[1]}") for p in parts])
-    desc_pool = _Pool([_json_string(p[2]) for p in parts])
-    jdk = np.array([p[3] for p in parts], np.bool_)[key_index]
+    """Complete events (``ph: "X"``), one per row, each preceded by ``,\n``."""
+    keys = chunk.name_keys[rows]
     flags = chunk.flags[rows]
-    uniq_flags, flag_index = np.unique(flags, return_inverse=True)
-    flag_pool = _Pool([_json_string(_flag_text(int(f))) for f in uniq_flags])
+    jdk = plan.names.jdk[keys]
     category = np.where(flags & Flag.NATIVE, 2, np.where(flags & Flag.UNTRACED, 3, np.where(jdk, 1, 0)))
-    categories = _Pool([b'"app"', b'"jdk"', b'"native"', b'"untraced"']).take(category)
     start, end = chunk.start[rows], chunk.end[rows]
-    time = _micros if plan.clock else _ints
     incl = np.asarray(chunk.thread.calls.incl_bytecodes[chunk.lo:chunk.lo + chunk.n], np.int64)[rows]
     excl = incl - exclusive.callees(chunk, "incl_bytecodes")[rows]
     text = _concat([
-        f',\n{{"ph":"X","pid":{pid},"tid":{chunk.thread.index},"ts":'.encode(), time(start),
-        b',"dur":', time(end - start), b',"name":', name_pool.take(key_index), b',"cat":', categories,
-        b',"args":{"descriptor":', desc_pool.take(key_index), b',"flags":', flag_pool.take(flag_index),
+        f',\n{{"ph":"X","pid":{pid},"tid":{chunk.thread.index},"ts":'.encode(), plan.time(start),
+        b',"dur":', plan.time(end - start), b',"name":', plan.name_pool.text(keys),
+        b',"cat":', plan.category_pool.text(category),
+        b',"args":{"descriptor":', plan.desc_pool.text(keys), b',"flags":', plan.flag_pool.text(flags),
         b',"bytecodes":', _ints(incl), b',"self_bytecodes":', _ints(excl), b',"row":', _ints(rows + chunk.lo),
         b"}}"], len(rows))
     return text.data.tobytes()
 
 
 def _chrome_native_instants(plan: _ChromePlan, chunk: _Chunk, rows: np.ndarray, pid: int) -> bytes:
-    pool, index = plan.names.pool(chunk.name_keys[rows], lambda p: _json_string(f"native {p[0]}.{p[1]}"))
-    time = _micros if plan.clock else _ints
+    """An instant event where each native call (a synthetic row) happens."""
     text = _concat([
-        f',\n{{"ph":"i","s":"t","pid":{pid},"tid":{chunk.thread.index},"ts":'.encode(), time(chunk.start[rows]),
-        b',"name":', pool.take(index), b',"cat":"native","args":{"row":', _ints(rows + chunk.lo), b"}}"], len(rows))
+        f',\n{{"ph":"i","s":"t","pid":{pid},"tid":{chunk.thread.index},"ts":'.encode(), plan.time(chunk.start[rows]),
+        b',"name":', plan.native_pool.text(chunk.name_keys[rows]), b',"cat":"native","args":{"row":',
+        _ints(rows + chunk.lo), b"}}"], len(rows))
     return text.data.tobytes()
 
 
@@ -827,8 +941,8 @@ def _exception_events(plan: _ChromePlan, thread: ThreadReplay):
 
 def _chrome_exception_instants(analysis: Analysis, plan: _ChromePlan, thread: ThreadReplay, pid: int,
                                cutoff: float) -> tuple[bytes, int]:
-    """Instant events for the thread's exceptions: one where each is thrown, one where it is caught
-    (a handful per thread, so plain JSON per record is fine)."""
+    """Instant events for the thread's exceptions: one where each is thrown, one where it is
+    caught. Exceptions are few next to calls, so each is written as plain JSON."""
     st = analysis.statics
     events = []
     (throws, throw_times), (catches, catch_times) = _exception_events(plan, thread)
@@ -840,20 +954,18 @@ def _chrome_exception_instants(analysis: Analysis, plan: _ChromePlan, thread: Th
             return "class initialization"
         return analysis.call_name(thread, row) if 0 <= row < len(thread.calls) else "?"
 
-    time = (lambda t: round(t / 1000, 3)) if plan.clock else int
     for kind, records, times in (("throw", throws, throw_times), ("catch", catches, catch_times)):
         for record, t in zip(records.tolist(), times.tolist()):
             if t >= cutoff:
                 continue
             throw_row, catch_row, _te, _ce, exc_class = record
             name = st.class_name_of_id(int(exc_class))
-            events.append({"ph": "i", "s": "t", "pid": pid, "tid": thread.index, "ts": time(t),
-                           "name": f"{kind} {name}", "cat": "exception",
-                           "args": {"exception": name, "thrown_in": where(int(throw_row)),
-                                    "caught_in": where(int(catch_row))}})
-    if not events:
-        return b"", 0
-    return ("".join(",\n" + json.dumps(e, separators=(",", ":")) for e in events)).encode(), len(events)
+            args = json.dumps({"exception": name, "thrown_in": where(int(throw_row)),
+                               "caught_in": where(int(catch_row))}, separators=(",", ":"))
+            ts = plan.time(np.array([t], np.int64)).data.tobytes().decode()
+            events.append(f',\n{{"ph":"i","s":"t","pid":{pid},"tid":{thread.index},"ts":{ts},'
+                          f'"name":{json.dumps(kind + " " + name)},"cat":"exception","args":{args}}}')
+    return "".join(events).encode(), len(events)
 
 
 # ====================================================================== exclusive counts
@@ -882,21 +994,24 @@ class _Exclusive:
 # ====================================================================== tables
 
 @dataclass
-class _CallColumns:
-    """One chunk of the calls table, column by column (strings as pools and indices)."""
+class _Columns:
+    """One chunk of a table: integer columns (None: empty), string columns as a pool and each
+    row's key into it, and columns holding one value for the whole chunk."""
 
     n: int
-    has_clock: bool
-    thread: int
-    thread_name: str
-    ints: dict[str, np.ndarray]
-    strings: dict[str, tuple[list[str], np.ndarray]]
+    ints: dict[str, np.ndarray | None]
+    strings: dict[str, tuple[_KeyedPool, np.ndarray]]
+    constants: dict[str, str | int]
 
 
 def _call_chunks(analysis: Analysis, threads: list[ThreadReplay], progress: Progress,
-                 cancelled: IsCancelled) -> Iterator[_CallColumns]:
+                 cancelled: IsCancelled, result: ExportResult) -> Iterator[_Columns]:
     clock = has_clock(threads)
+    result.has_clock = clock
     names = _Names(analysis.statics)
+    pools = {"class": names.pool(lambda p: p[0], _csv_field), "method": names.pool(lambda p: p[1], _csv_field),
+             "descriptor": names.pool(lambda p: p[2], _csv_field)}
+    flag_pool = _KeyedPool(_flag_text, _csv_field)
     total = sum(len(t.calls) for t in threads)
     done = 0
     for t in threads:
@@ -905,103 +1020,79 @@ def _call_chunks(analysis: Analysis, threads: list[ThreadReplay], progress: Prog
         for chunk in _timed_chunks(t, clock, cancelled):
             lo, hi = chunk.lo, chunk.lo + chunk.n
             keys = names.keys(chunk.method, chunk.site)
-            uniq, inverse = np.unique(keys, return_inverse=True)
-            parts = [names.parts(int(k)) for k in uniq]
-            flags_uniq, flags_index = np.unique(chunk.flags, return_inverse=True)
             incl_bc = np.asarray(calls.incl_bytecodes[lo:hi], np.int64)
             incl_bl = np.asarray(calls.incl_blocks[lo:hi], np.int64)
-            method_id = np.where(keys < names.site_base, keys, chunk.method)
-            ints = {"row": np.arange(lo, hi, dtype=np.int64), "parent": chunk.parent, "depth": chunk.depth,
-                    "method_id": method_id, "first_event": chunk.first, "last_event": chunk.last,
-                    "incl_bytecodes": incl_bc, "excl_bytecodes": incl_bc - exclusive.callees(chunk, "incl_bytecodes"),
-                    "incl_blocks": incl_bl, "excl_blocks": incl_bl - exclusive.callees(chunk, "incl_blocks")}
-            if chunk.has_clock:
-                ints["start_ns"], ints["end_ns"] = chunk.start, chunk.end
-            strings = {"class": ([p[0] for p in parts], inverse), "method": ([p[1] for p in parts], inverse),
-                       "descriptor": ([p[2] for p in parts], inverse),
-                       "flags": ([_flag_text(int(f)) for f in flags_uniq], flags_index)}
-            yield _CallColumns(chunk.n, chunk.has_clock, t.index, t.name, ints, strings)
+            yield _Columns(chunk.n, {
+                "row": np.arange(lo, hi, dtype=np.int64), "parent": chunk.parent, "depth": chunk.depth,
+                "method_id": np.where(keys < names.site_base, keys, chunk.method), "first_event": chunk.first,
+                "last_event": chunk.last, "start_ns": chunk.start if clock else None,
+                "end_ns": chunk.end if clock else None, "incl_bytecodes": incl_bc,
+                "excl_bytecodes": incl_bc - exclusive.callees(chunk, "incl_bytecodes"), "incl_blocks": incl_bl,
+                "excl_blocks": incl_bl - exclusive.callees(chunk, "incl_blocks")},
+                {**{name: (pool, keys) for name, pool in pools.items()}, "flags": (flag_pool, chunk.flags)},
+                {"thread": t.index, "thread_name": t.name})
             done += chunk.n
             if progress is not None:
                 progress(done, total)
 
 
-def _calls_csv(cols: _CallColumns) -> bytes:
-    parts: list[bytes | _Text] = []
-    for i, (name, _kind, _doc) in enumerate(CALL_COLUMNS):
-        if i:
-            parts.append(b",")
-        if name == "thread":
-            parts.append(str(cols.thread).encode())
-        elif name == "thread_name":
-            parts.append(_csv_field(cols.thread_name))
-        elif name in cols.strings:
-            items, index = cols.strings[name]
-            parts.append(_Pool([_csv_field(s) for s in items]).take(index))
-        elif name in cols.ints:
-            parts.append(_ints(cols.ints[name]))
-        # start_ns/end_ns of a trace without a clock stay empty
-    parts.append(b"\n")
-    return _concat(parts, cols.n).data.tobytes()
-
-
-def _call_table_arrow(pa, schema, cols: _CallColumns):
-    arrays = []
-    for name, kind, _doc in CALL_COLUMNS:
-        if name == "thread":
-            arrays.append(pa.array(np.full(cols.n, cols.thread, np.int32)))
-        elif name == "thread_name":
-            arrays.append(pa.array([cols.thread_name] * cols.n, pa.string()))
-        elif name in cols.strings:
-            items, index = cols.strings[name]
-            arrays.append(pa.array(np.array(items, dtype=object)[index], pa.string()))
-        elif name in cols.ints:
-            arrays.append(pa.array(cols.ints[name].astype(np.dtype(kind))))
-        else:
-            arrays.append(pa.nulls(cols.n, getattr(pa, kind)()))
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def _block_chunks(analysis: Analysis, threads: list[ThreadReplay]) -> Iterator[dict[str, np.ndarray]]:
+def _block_chunks(analysis: Analysis, threads: list[ThreadReplay], cancelled: IsCancelled) -> Iterator[_Columns]:
     """The blocks table: executed blocks in static order, counted over the selected threads."""
     st = analysis.statics
     if len(threads) == len(analysis.threads):
-        counts = np.asarray(analysis.block_counts, np.int64)
+        counts = np.asarray(analysis.block_counts[:st.n_blocks], np.int64)
     else:
         counts = np.zeros(st.n_blocks, np.int64)
         for t in threads:
             counts += t.block_counts[:st.n_blocks]
-    executed = np.nonzero(counts[:st.n_blocks])[0]
+    executed = np.nonzero(counts)[0]
     names = _Names(st)
-    lines = np.array(st.b_lines, dtype=object)
+    pools = {"class": names.pool(lambda p: p[0], _csv_field), "method": names.pool(lambda p: p[1], _csv_field),
+             "descriptor": names.pool(lambda p: p[2], _csv_field)}
+    lines = _KeyedPool(lambda gb: st.b_lines[gb] or "", _csv_field)
     for lo in range(0, len(executed), CHUNK_ROWS):
+        _check_cancelled(cancelled)
         gb = executed[lo:lo + CHUNK_ROWS]
         method = st.b_method[gb].astype(np.int64)
-        uniq, inverse = np.unique(method, return_inverse=True)
-        parts = [names.parts(int(m)) for m in uniq]
-        strings = np.array([p[0] for p in parts] + [p[1] for p in parts] + [p[2] for p in parts], dtype=object)
-        k = len(uniq)
-        yield {"class": strings[inverse], "method": strings[k + inverse], "descriptor": strings[2 * k + inverse],
-               "method_id": method.astype(np.int32), "block": st.b_index[gb].astype(np.int32),
-               "start_offset": st.b_start[gb].astype(np.int32), "end_offset": st.b_end[gb].astype(np.int32),
-               "lines": lines[gb] if len(lines) else np.full(len(gb), "", dtype=object),
-               "count": counts[gb], "bytecodes": counts[gb] * st.b_metrics[gb, 0].astype(np.int64)}
+        yield _Columns(len(gb), {
+            "method_id": method, "block": st.b_index[gb], "start_offset": st.b_start[gb],
+            "end_offset": st.b_end[gb], "count": counts[gb],
+            "bytecodes": counts[gb] * st.b_metrics[gb, 0].astype(np.int64)},
+            {**{name: (pool, method) for name, pool in pools.items()}, "lines": (lines, gb)}, {})
 
 
-def _blocks_csv(cols: dict[str, np.ndarray]) -> bytes:
-    n = len(cols["count"])
+def _csv_rows(columns: tuple[tuple[str, str, str], ...], cols: _Columns) -> bytes:
     parts: list[bytes | _Text] = []
-    for i, (name, kind, _doc) in enumerate(BLOCK_COLUMNS):
+    for i, (name, _kind, _doc) in enumerate(columns):
         if i:
             parts.append(b",")
-        values = cols[name]
-        if kind == "string":
-            uniq, index = np.unique(values.astype(str), return_inverse=True)
-            parts.append(_Pool([_csv_field(str(s)) for s in uniq]).take(index))
-        else:
-            parts.append(_ints(values))
+        if name in cols.constants:
+            value = cols.constants[name]
+            parts.append(_csv_field(value) if isinstance(value, str) else str(value).encode())
+        elif name in cols.strings:
+            pool, keys = cols.strings[name]
+            parts.append(pool.text(keys))
+        elif cols.ints[name] is not None:
+            parts.append(_ints(cols.ints[name]))
+        # else: a column without values in this export stays empty
     parts.append(b"\n")
-    return _concat(parts, n).data.tobytes()
+    return _concat(parts, cols.n).data.tobytes()
+
+
+def _arrow_table(pa, schema, columns: tuple[tuple[str, str, str], ...], cols: _Columns):
+    arrays = []
+    for name, kind, _doc in columns:
+        arrow_type = getattr(pa, kind)()
+        if name in cols.constants:
+            arrays.append(pa.array([cols.constants[name]] * cols.n, arrow_type))
+        elif name in cols.strings:
+            pool, keys = cols.strings[name]
+            arrays.append(pa.array(pool.strings(keys), arrow_type))
+        elif cols.ints[name] is not None:
+            arrays.append(pa.array(np.asarray(cols.ints[name]).astype(kind)))
+        else:
+            arrays.append(pa.nulls(cols.n, arrow_type))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 # ====================================================================== collapsed stacks
@@ -1030,8 +1121,7 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
     The threads' calling-context trees are merged into one by frame names (contexts of different
     threads, and contexts whose frames print the same, add up), one tree level at a time with
     numpy; only two levels of path strings are held at once."""
-    st = analysis.statics
-    names = _Names(st)
+    names = _Names(analysis.statics)
     frame_ids: dict[str, int] = {}
     frame_list: list[str] = []
 
@@ -1059,15 +1149,14 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
             w = incl.copy()
             has = parent >= 0
             np.subtract.at(w, parent[has], incl[has])
-        # Frame name per distinct (key, native) pair.
+        # One frame name per distinct (key, native) pair.
         pair = key * 2 + native
         uniq, inverse = np.unique(pair, return_inverse=True)
-        ids = np.array([frame_id(_context_frame(names, int(p) >> 1, bool(p & 1))) for p in uniq], np.int64)
+        ids = np.array([frame_id(_context_frame(names, int(p) >> 1, bool(p & 1))) for p in uniq.tolist()], np.int64)
         frame = ids[inverse]
         if per_thread:
             # The thread becomes a root frame above its top-level contexts.
-            parent = np.where(parent >= 0, parent + 1, 0)
-            parent = np.concatenate([[-1], parent])
+            parent = np.concatenate([[-1], np.where(parent >= 0, parent + 1, 0)])
             frame = np.concatenate([[frame_id(t.name)], frame])
             w = np.concatenate([[0], w])
         parents.append(np.where(parent >= 0, parent + offset, -1))
@@ -1084,14 +1173,12 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
     depth = _tree_depth(parent)
     order = np.argsort(depth, kind="stable")
     bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
-    frame_text = np.array(frame_list, dtype=object)
-    merged = np.empty(len(parent), np.int64)     # each node's merged node, local to its level
+    frame_text = np.array(frame_list + [""], dtype=object)[:-1]
+    merged = np.empty(len(parent), np.int64)     # each node's merged node, numbered within its level
     previous_paths = np.zeros(0, dtype=object)
-    n_frames = max(len(frame_list), 1)
+    n_frames = len(frame_list)
     for level in range(len(bounds) - 1):
         nodes = order[bounds[level]:bounds[level + 1]]
-        if not len(nodes):
-            break
         up = merged[parent[nodes]] if level else np.full(len(nodes), -1, np.int64)
         uniq, inverse = np.unique((up + 1) * n_frames + frame[nodes], return_inverse=True)
         merged[nodes] = inverse
@@ -1111,9 +1198,9 @@ def _context_frame(names: _Names, key: int, native: bool) -> str:
     if key < 0:
         return "(more contexts)"
     if key >= SYNTHETIC_KEY:
-        cls, method, desc, _jdk = names.parts(names.site_base + key - SYNTHETIC_KEY)
+        cls, method, desc = names.parts(names.site_base + key - SYNTHETIC_KEY)
         return f"{cls}.{method}{java_parameters(desc)} [{'native' if native else 'untraced'}]"
-    cls, method, desc, _jdk = names.parts(key if key < names.site_base and names.named[key] else 0)
-    if cls == "<unknown>":
+    if key >= names.site_base or not names.named[key]:
         return f"<method {key}>"
+    cls, method, desc = names.parts(key)
     return f"{cls}.{method}{java_parameters(desc)}"
