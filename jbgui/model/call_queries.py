@@ -26,9 +26,10 @@ import numpy as np
 
 from jbgui.model.analysis import Analysis, Flag, ThreadReplay
 
-# Rows scanned per step of a search: small enough to stop early and to notice cancellation,
-# large enough that numpy's per-call overhead does not count.
-CHUNK = 1 << 20
+# Rows scanned per step of a search: the first step is small (hits are often near), later ones
+# grow to a size where numpy's per-call overhead does not count and cancellation is still noticed.
+FIRST_CHUNK = 1 << 14
+CHUNK = 1 << 21
 
 EXCEPTION_FLAGS = int(Flag.EXCEPTIONAL | Flag.CAUGHT | Flag.UNCAUGHT)
 NATIVE_FLAGS = int(Flag.NATIVE)
@@ -111,6 +112,40 @@ def child_count(calls, row: int) -> int:
     """How many direct children ``row`` has (-1: top-level calls); costs that number."""
     stop = len(calls) if row < 0 else int(calls.end[row])
     return int(_count_all(np.asarray(calls.end), row + 1, stop)) if stop > row + 1 else 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _skip(end, start, stop, count):  # pragma: no cover - numba
+    c = start
+    for _ in range(count):
+        if c >= stop:
+            break
+        nxt = end[c]
+        if nxt <= c:
+            return stop
+        c = nxt
+    return c
+
+
+def child_at(calls, row: int, k: int) -> int:
+    """The row of the ``k``-th child of ``row`` (-1: top-level calls), counting from 0; the end
+    of ``row``'s subtree when it has no more than ``k`` children. Costs ``k``."""
+    stop = len(calls) if row < 0 else int(calls.end[row])
+    if k <= 0:
+        return min(row + 1, stop)
+    return int(_skip(np.asarray(calls.end), row + 1, stop, k))
+
+
+def child_index(calls, row: int, child: int) -> int:
+    """Which child of ``row`` (-1: top-level calls) the call at row ``child`` is (0 for the
+    first); costs that number. ``child`` must be a child of ``row``."""
+    return int(_count_all(np.asarray(calls.end), row + 1, child))
+
+
+def count_siblings(calls, start: int, child: int) -> int:
+    """How many siblings lie from the call at row ``start`` up to (not including) its later
+    sibling ``child``; costs that number."""
+    return int(_count_all(np.asarray(calls.end), start, child))
 
 
 def ancestors(thread: ThreadReplay, row: int) -> list[int]:
@@ -274,22 +309,25 @@ def name_matches(analysis: Analysis, text: str) -> tuple[np.ndarray, np.ndarray]
 def _scan(n: int, after: int, backwards: bool, test, cancelled: Cancelled) -> int:
     """The first row after ``after`` (the last before it, ``backwards``; ``after < 0`` then means
     from the end) for which ``test(lo, hi)`` (a boolean array over rows lo..hi-1) holds; -1."""
+    size = FIRST_CHUNK
     if backwards:
         hi = min(after, n) if after >= 0 else n
         while hi > 0 and not cancelled():
-            lo = max(0, hi - CHUNK)
+            lo = max(0, hi - size)
             hits = np.flatnonzero(test(lo, hi))
             if len(hits):
                 return lo + int(hits[-1])
             hi = lo
+            size = min(size * 4, CHUNK)
         return -1
     lo = max(after + 1, 0)
     while lo < n and not cancelled():
-        hi = min(n, lo + CHUNK)
+        hi = min(n, lo + size)
         hits = np.flatnonzero(test(lo, hi))
         if len(hits):
             return lo + int(hits[0])
         lo = hi
+        size = min(size * 4, CHUNK)
     return -1
 
 
