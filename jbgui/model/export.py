@@ -50,6 +50,8 @@ DEFAULT_MAX_EVENTS = 1_000_000
 # Rows rendered at a time: large enough that numpy's per-call overhead vanishes, small enough that
 # a chunk's text stays a few megabytes.
 CHUNK_ROWS = 1 << 16
+# Rows per Parquet row group: readers like row groups of hundreds of thousands of rows.
+PARQUET_ROW_GROUP = 1 << 19
 
 # Every row flag, by the name the exports use (``jbtrace calls``' names first, in its order).
 FLAG_NAMES: tuple[tuple[str, int], ...] = Flag.NAMES + (
@@ -174,12 +176,13 @@ def export_chrome(analysis: Analysis, path: str | Path, filter: CallFilter | Non
 
 
 def export_collapsed(analysis: Analysis, path: str | Path, weight: str = "bytecodes", per_thread: bool = False,
-                     threads: Sequence[str | int] = (), progress: Progress = None,
+                     threads: Sequence[str | int] = (), max_depth: int | None = None,
                      cancelled: IsCancelled = None) -> ExportResult:
     """Collapsed stacks, one line per distinct calling context, weighted by exclusive
-    ``bytecodes``, ``calls`` or exclusive ``blocks``; ``per_thread`` puts the thread name first."""
+    ``bytecodes``, ``calls`` or exclusive ``blocks``; ``per_thread`` puts the thread name first;
+    ``max_depth`` folds deeper contexts into their ancestor at that depth (0: top-level calls)."""
     with _atomic_output(path) as out:
-        return write_collapsed(analysis, out, weight, per_thread, threads, progress, cancelled, str(path))
+        return write_collapsed(analysis, out, weight, per_thread, threads, max_depth, cancelled, str(path))
 
 
 def export_csv(analysis: Analysis, path: str | Path, table: str = "calls", threads: Sequence[str | int] = (),
@@ -202,11 +205,37 @@ def export_parquet(analysis: Analysis, path: str | Path, table: str = "calls", t
     schema = pa.schema([(name, getattr(pa, kind)()) for name, kind, _ in columns])
     with _atomic_output(path, binary_path=True) as tmp:
         with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            pending, rows = [], 0
             for cols in chunks:
-                writer.write_table(_arrow_table(pa, schema, columns, cols))
-                result.rows += cols.n
+                pending.append(_arrow_table(pa, schema, columns, cols))
+                rows += cols.n
+                if rows >= PARQUET_ROW_GROUP:
+                    writer.write_table(pa.concat_tables(pending), row_group_size=rows)
+                    result.rows += rows
+                    pending, rows = [], 0
+            if pending or not result.rows:
+                writer.write_table(pa.concat_tables(pending) if pending else schema.empty_table())
+                result.rows += rows
     result.total = result.rows
     return result
+
+
+def check_output(path: str | Path) -> None:
+    """Raise :class:`ExportError` when ``path`` cannot be written (a directory, a missing or
+    read-only directory): worth knowing before a long export starts."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ExportError(f"{path}: is a directory; give the output file's name")
+    if not directory.is_dir():
+        raise ExportError(f"{path}: the directory {directory} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ExportError(f"{path}: cannot write in {directory} (permission denied)")
+
+
+def check_parquet() -> None:
+    """Raise :class:`ExportError` (naming ``pip install pyarrow``) when Parquet cannot be written."""
+    _pyarrow()
 
 
 def select_threads(analysis: Analysis, wanted: Sequence[str | int]) -> list[ThreadReplay]:
@@ -316,22 +345,24 @@ def write_chrome(analysis: Analysis, out: BinaryIO, filter: CallFilter | None = 
 
 
 def write_collapsed(analysis: Analysis, out: BinaryIO, weight: str = "bytecodes", per_thread: bool = False,
-                    threads: Sequence[str | int] = (), progress: Progress = None, cancelled: IsCancelled = None,
+                    threads: Sequence[str | int] = (), max_depth: int | None = None, cancelled: IsCancelled = None,
                     label: str = "-") -> ExportResult:
     """:func:`export_collapsed` to a binary stream."""
     if weight not in WEIGHTS:
         raise ExportError(f"unknown weight {weight!r} (one of {', '.join(WEIGHTS)})")
+    if max_depth is not None and max_depth < 0:
+        raise ExportError(f"max depth must be 0 or more, not {max_depth}")
     selected = select_threads(analysis, threads)
     result = ExportResult(label, "collapsed")
-    forest = _merged_contexts(analysis, selected, weight, per_thread)
-    for level_lines, n in forest:
-        _check_cancelled(cancelled)
+    capped: list[str] = []
+    for level_lines, n in _merged_contexts(analysis, selected, weight, per_thread, max_depth, capped, cancelled):
         out.write(level_lines)
         result.rows += n
     result.total = result.rows
-    if any(np.any(np.asarray(t.cct.get("key", np.zeros(0))) < 0) for t in selected):
-        result.warnings.append("a calling-context tree was capped during replay: the '(more contexts)' frame "
-                               "stands for every context beyond the cap, and its counts are approximate")
+    if capped:
+        result.warnings.append(
+            f"the calling-context tree of {', '.join(capped)} reached its size cap: calls in contexts beyond it "
+            "count in their nearest context the tree holds (or in a '(more contexts)' frame at the top)")
     return result
 
 
@@ -359,11 +390,8 @@ def _atomic_output(path: str | Path, binary_path: bool = False) -> Iterator:
     """A temporary file beside ``path`` (a stream, or its path with ``binary_path``), renamed to
     ``path`` when the block completes and removed when it fails."""
     path = Path(path)
-    if path.is_dir():
-        raise ExportError(f"{path}: is a directory; give the output file's name")
+    check_output(path)
     directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise ExportError(f"{path}: the directory {directory} does not exist")
     tmp = directory / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part"
     try:
         # os.open with 0o666 lets the umask decide the final permissions, as for any new file.
@@ -959,12 +987,13 @@ def _chrome_exception_instants(analysis: Analysis, plan: _ChromePlan, thread: Th
             if t >= cutoff:
                 continue
             throw_row, catch_row, _te, _ce, exc_class = record
-            name = st.class_name_of_id(int(exc_class))
+            name = st.class_name_of_id(int(exc_class))      # "?" when the recorder could not tell
+            label = f"{kind} {name}" if name != "?" else f"{kind} (exception of unknown class)"
             args = json.dumps({"exception": name, "thrown_in": where(int(throw_row)),
                                "caught_in": where(int(catch_row))}, separators=(",", ":"))
             ts = plan.time(np.array([t], np.int64)).data.tobytes().decode()
             events.append(f',\n{{"ph":"i","s":"t","pid":{pid},"tid":{thread.index},"ts":{ts},'
-                          f'"name":{json.dumps(kind + " " + name)},"cat":"exception","args":{args}}}')
+                          f'"name":{json.dumps(label)},"cat":"exception","args":{args}}}')
     return "".join(events).encode(), len(events)
 
 
@@ -1114,13 +1143,37 @@ def _frame(text: str) -> str:
     return text or "?"
 
 
-def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: str,
-                     per_thread: bool) -> Iterator[tuple[bytes, int]]:
+@numba.njit(cache=True, nogil=True)
+def _fold_deep(parent, depth, fold, w):  # pragma: no cover - numba
+    """Add the weight of every node deeper than ``fold`` to its ancestor at depth ``fold``."""
+    anc = np.arange(len(parent))
+    for i in range(len(parent)):
+        if depth[i] > fold:
+            anc[i] = anc[parent[i]]
+            w[anc[i]] += w[i]
+            w[i] = 0
+
+
+def _thread_total(thread: ThreadReplay, column: str) -> int:
+    """The sum of a column over the thread's top-level calls: its whole count."""
+    calls = thread.calls
+    total = 0
+    for lo in range(0, len(calls), 1 << 22):
+        top = np.asarray(calls.parent[lo:lo + (1 << 22)]) < 0
+        total += int(np.asarray(getattr(calls, column)[lo:lo + (1 << 22)], np.int64)[top].sum())
+    return total
+
+
+def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: str, per_thread: bool,
+                     max_depth: int | None, capped: list[str],
+                     cancelled: IsCancelled) -> Iterator[tuple[bytes, int]]:
     """Lines ``frame;…;frame count`` of every calling context with a non-zero count, level by level.
 
     The threads' calling-context trees are merged into one by frame names (contexts of different
     threads, and contexts whose frames print the same, add up), one tree level at a time with
-    numpy; only two levels of path strings are held at once."""
+    numpy; only two levels of path strings are held at once. A tree capped during replay keeps
+    its totals: its overflow node (whose inclusive counts include its own nested calls again) is
+    given what the thread's top-level calls hold beyond the rest of the tree."""
     names = _Names(analysis.statics)
     frame_ids: dict[str, int] = {}
     frame_list: list[str] = []
@@ -1145,10 +1198,17 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
         if weight == "calls":
             w = np.asarray(cct["calls"], np.int64)
         else:
-            incl = np.asarray(cct["incl_bytecodes" if weight == "bytecodes" else "incl_blocks"], np.int64)
+            column = "incl_bytecodes" if weight == "bytecodes" else "incl_blocks"
+            incl = np.asarray(cct[column], np.int64)
             w = incl.copy()
             has = parent >= 0
             np.subtract.at(w, parent[has], incl[has])
+        overflow = key < 0
+        if overflow.any():
+            capped.append(t.name)
+            if weight != "calls":
+                w[overflow] = 0
+                w[np.nonzero(overflow)[0][0]] = max(0, _thread_total(t, column) - int(w.sum()))
         # One frame name per distinct (key, native) pair.
         pair = key * 2 + native
         uniq, inverse = np.unique(pair, return_inverse=True)
@@ -1171,6 +1231,14 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
     if np.any(parent >= np.arange(len(parent))):
         raise ExportError("a calling-context tree lists a context before its caller; replay the trace again")
     depth = _tree_depth(parent)
+    if max_depth is not None:
+        fold = max_depth + (1 if per_thread else 0)
+        if int(depth.max()) > fold:
+            _fold_deep(parent, depth, fold, w)
+            keep = depth <= fold       # parents come first, so the kept nodes keep their numbering order
+            renumber = np.cumsum(keep) - 1
+            parent = np.where(parent[keep] >= 0, renumber[np.maximum(parent[keep], 0)], -1)
+            frame, w, depth = frame[keep], w[keep], depth[keep]
     order = np.argsort(depth, kind="stable")
     bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
     frame_text = np.array(frame_list + [""], dtype=object)[:-1]
@@ -1178,6 +1246,7 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
     previous_paths = np.zeros(0, dtype=object)
     n_frames = len(frame_list)
     for level in range(len(bounds) - 1):
+        _check_cancelled(cancelled)
         nodes = order[bounds[level]:bounds[level + 1]]
         up = merged[parent[nodes]] if level else np.full(len(nodes), -1, np.int64)
         uniq, inverse = np.unique((up + 1) * n_frames + frame[nodes], return_inverse=True)
