@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from jbgui import __version__
-from jbgui.cli import calls, check, dump, record, stats
+from jbgui.cli import calls, check, dump, export, record, stats
 from jbgui.cli.trace_input import TraceInputError
 from jbgui.launch import LaunchError
 
-SUBCOMMANDS: tuple[ModuleType, ...] = (record, dump, check, calls, stats)
+SUBCOMMANDS: tuple[ModuleType, ...] = (record, dump, check, calls, stats, export)
 
 USAGE_ERROR = 2
 
