@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import jpype
+import jpype.config
 
 from jbgui.agent.build import ENGINE_JAR, RUNTIME_JAR, AgentBuildError, ensure_agent, find_java_home
 from jbgui.bridge.errors import BridgeError
@@ -37,6 +38,10 @@ def ensure_jvm() -> None:
         except AgentBuildError as error:
             raise BridgeError(f"cannot start the JVM bridge: {error}") from error
         jars = [str(agent.parent / ENGINE_JAR), str(agent.parent / RUNTIME_JAR)]
+        # The JVM is started from a worker thread; destroying it at exit would wait for that
+        # thread's attachment and hang the explorer's exit. It holds nothing that needs a clean
+        # shutdown: the process's end ends it.
+        jpype.config.destroy_jvm = False
         # The bridge reads class files; it runs nothing of the program's. A small serial heap.
         jpype.startJVM(str(libjvm(Path(home))), "-Xss4m", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
                        classpath=jars, convertStrings=True)

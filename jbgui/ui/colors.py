@@ -94,3 +94,14 @@ def heat_color(fraction: float, dark: bool | None = None) -> QColor:
     if dark:
         return QColor.fromHsvF(0.08 - 0.06 * fraction, 0.85, 0.25 + 0.45 * fraction)
     return QColor.fromHsvF(0.14 - 0.10 * fraction, 0.15 + 0.7 * fraction, 1.0)
+
+
+def heat_tint(fraction: float, dark: bool | None = None) -> QColor:
+    """A faint version of :func:`heat_color` to put behind text."""
+    dark = is_dark() if dark is None else dark
+    strong = heat_color(max(fraction, 0.05), dark)
+    base = QColor("#2b2d30") if dark else QColor("#ffffff")
+    mix = 0.18 + 0.22 * min(1.0, fraction)
+    return QColor(int(base.red() + (strong.red() - base.red()) * mix),
+                  int(base.green() + (strong.green() - base.green()) * mix),
+                  int(base.blue() + (strong.blue() - base.blue()) * mix))

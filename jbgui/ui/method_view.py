@@ -173,7 +173,8 @@ class MethodView(QWidget):
         total_runs = sum(counts.values())
         hottest = max(counts.values(), default=0)
         head = [f"<b>{e(info.class_name)}.{e(info.name)}</b><code>{e(info.desc)}</code>"]
-        details = [f"{len(info.blocks)} blocks", f"{format_count(info.calls)} calls in the run"]
+        details = [f"{len(info.blocks)} block{'s' if len(info.blocks) != 1 else ''}",
+                   "1 call in the run" if info.calls == 1 else f"{format_count(info.calls)} calls in the run"]
         if info.source_file:
             details.append(e(info.source_file))
         details.extend(info.flags)
@@ -195,6 +196,8 @@ class MethodView(QWidget):
             return
         source = self.sources.lines(info.class_name.replace(".", "/"), info.source_file) if self.sources else None
         dark = colors.is_dark()
+        muted = "#a0a0a0" if dark else "#555555"
+        self._muted = muted
         parts = []
         if self.listing_note:
             parts.append(f"<p><i>{e(self.listing_note)}</i></p>")
@@ -205,20 +208,20 @@ class MethodView(QWidget):
         for b in info.blocks:
             n = counts.get(b.gb, 0)
             heat = math.log1p(n) / math.log1p(hottest) if hottest and n else 0.0
-            bg = colors.heat_color(heat, dark)
-            style = f"background-color:{bg.name()};" if n else ""
+            bar = colors.heat_color(heat, dark).name() if n else ("#3a3a3a" if dark else "#e0e0e0")
+            tint = colors.heat_tint(heat, dark).name() if n else ""
             title = f"<a name='b{b.index}'></a><b>#{b.index}</b> &nbsp;<code>[{b.start}, {b.end})</code>"
             if b.lines:
                 title += f" &nbsp;line{'s' if len(b.lines) > 1 else ''} {_line_ranges(b.lines)}"
             title += f" &nbsp;&nbsp;<b>×{format_count(n)}</b>"
             if per_call:
-                title += f" <span style='color:gray'>(run ×{format_count(b.count)})</span>"
+                title += f" <span style='color:{muted}'>(run ×{format_count(b.count)})</span>"
             if b.is_handler:
                 title += " &nbsp;<i>handler entry</i>"
             body = [title]
             nonzero = [f"{k.replace('_', ' ')} {v}" for k, v in b.metrics.items() if v]
             if nonzero:
-                body.append(f"<span style='color:gray'>{e(' · '.join(nonzero))}</span>")
+                body.append(f"<span style='color:{muted}'>{e(' · '.join(nonzero))}</span>")
             instructions = b.instructions or (self.listing or {}).get(b.index)
             if instructions:
                 body.append(f"<pre style='margin:2px 0 2px 12px'>{e(instructions)}</pre>")
@@ -236,8 +239,11 @@ class MethodView(QWidget):
                 body.append(f"&nbsp;&nbsp;⤷ catch <b>{e(h.type) or 'any (finally)'}</b> → block {target}")
             if b.successors and not per_call:
                 succ = ", ".join(f"<a href='block:{i}'>#{i}</a> ×{format_count(c)}" for i, c in b.successors[:8])
-                body.append(f"&nbsp;&nbsp;<span style='color:gray'>next:</span> {succ}")
-            parts.append(f"<div style='{style}margin:0 0 6px 0;padding:2px'>{'<br>'.join(body)}</div>")
+                body.append(f"&nbsp;&nbsp;<span style='color:{muted}'>next:</span> {succ}")
+            # The heat is a bar beside the block and a light tint behind it, so text stays legible.
+            cell = f" bgcolor='{tint}'" if tint else ""
+            parts.append(f"<table width='100%' cellspacing='0' cellpadding='3' style='margin-bottom:6px'><tr>"
+                         f"<td width='7' bgcolor='{bar}'></td><td{cell}>{'<br>'.join(body)}</td></tr></table>")
         self.browser.setHtml("".join(parts))
 
     def _site_html(self, s) -> str:
@@ -247,8 +253,9 @@ class MethodView(QWidget):
             target = f"<a href='site:{s.site}'>{target}</a>"
         kind_color = {"native": "#757575", "untraced": "#9e9e9e", "invokedynamic": "#6a1b9a"}.get(s.kind, "")
         kind = f"<span style='color:{kind_color}'>{e(s.kind)}</span>" if kind_color else e(s.kind)
-        text = f"&nbsp;&nbsp;→ {target} <span style='color:gray'>{s.opcode} @{s.offset}</span> {kind}, " \
-               f"{format_count(s.calls)} calls"
+        muted = getattr(self, "_muted", "#555555")
+        calls = "1 call" if s.calls == 1 else f"{format_count(s.calls)} calls"
+        text = f"&nbsp;&nbsp;→ {target} <span style='color:{muted}'>{s.opcode} @{s.offset}</span> {kind}, {calls}"
         if s.receivers:
             text += " · receivers " + ", ".join(f"{e(c)} ×{format_count(n)}" for c, n in s.receivers[:4])
             if len(s.receivers) > 4:
