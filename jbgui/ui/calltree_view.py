@@ -1,167 +1,539 @@
-"""The replayed call tree: threads at the top, calls below, fetched lazily so that a call with a
-million callees opens at once; icons and colours for the unusual calls; search by name and jumps
-to the next exception or native call.
+"""The replayed call tree: threads at the top, their calls below, with counts, durations, flags and
+an icon and colour for each unusual kind of call; search by name, jumps to the next exception or
+native call, and the shared selection.
 
-The model keeps no Python object per node: an index's internal id packs the thread's slot and the
-row (``slot << 40 | row + 1``), and children lists are numpy arrays, filled in batches.
+Laziness (a javac run has calls with hundreds of thousands of children, and hundreds of millions
+of calls in all):
+
+- the model keeps no Python object per node: an index's internal id packs the thread's slot and
+  the call's row (``(row + 1) << SLOT_BITS | slot``); only a call the user opened gets a
+  :class:`_Children` record, holding numpy arrays;
+- opening a call fetches its first :data:`BATCH` children (``canFetchMore``/``fetchMore``) from
+  :func:`jbgui.model.call_queries.children_batch`, which jumps over subtrees instead of scanning
+  them, so a call with a million children opens at once;
+- an open call shows a *window* of at most :data:`MAX_SHOWN` consecutive children, with an
+  "… earlier calls" row above it and a "… more calls" row below it while there are any;
+  activating one (double-click, Enter) shows :data:`STEP` more. QTreeView lays out every row of
+  every open call whenever anything changes, so the window, not the number of children, bounds
+  what a change costs;
+- revealing a call (selected elsewhere, or found) moves each ancestor's window to the child on
+  the way in one step, whether it is the 10th child or the 900,000th;
+- a search through more than :data:`SEARCH_IN_BACKGROUND_ABOVE` calls runs as a :class:`Task`.
 """
 
 from __future__ import annotations
 
+import html
+import math
+
 import numpy as np
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPointF, QRectF, Qt
-from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence, QPainter, QPainterPath, QPen, QPixmap, QPolygonF
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QFont, QKeySequence, QPainter, QPainterPath, QPalette, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import (
-    QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QToolButton, QTreeView, QVBoxLayout, QWidget,
+    QAbstractItemView, QApplication, QHBoxLayout, QLabel, QLineEdit, QToolButton, QTreeView, QVBoxLayout, QWidget,
 )
 
 from jbgui.model import call_queries as Q
 from jbgui.model.analysis import Analysis, Flag
 from jbgui.ui import colors
-from jbgui.ui.format import flag_words, format_count, format_duration
+from jbgui.ui.format import flag_words, format_count, format_duration, split_name
 from jbgui.ui.selection import CallRef, Selection
 from jbgui.ui.tasks import Task
 
+# Children fetched when a call is opened (fetchMore), and around a call revealed far from
+# those shown.
 BATCH = 500
-ROW_SHIFT = 40
-COLUMNS = ("Call", "Calls", "Incl. bytecodes", "Own bytecodes", "Incl. blocks", "Own blocks", "Duration", "Flags")
-EXCEPTION_FLAGS = int(Flag.EXCEPTIONAL | Flag.CAUGHT | Flag.UNCAUGHT)
-SEARCH_IN_BACKGROUND_ABOVE = 1 << 20
+# Children one activation of an "earlier"/"more" row adds.
+STEP = 2000
+# The most children of one call the tree holds at once: QTreeView lays out every row of an open
+# call whenever anything changes, at a few microseconds per row in a Python model (150,000 rows:
+# 1.5 s per layout); a window of them keeps it to some 50 ms.
+MAX_SHOWN = 6000
+SEARCH_IN_BACKGROUND_ABOVE = 1_000_000
 
-# Kinds of call, most telling first: (flag, name, colour light, colour dark).
-KINDS = (
-    (Flag.UNCAUGHT, "uncaught", "#b71c1c", "#ff6e6e"),
-    (Flag.EXCEPTIONAL, "exceptional", "#d84315", "#ff9e80"),
-    (Flag.NATIVE, "native", "#616161", "#bdbdbd"),
-    (Flag.UNTRACED, "untraced", "#9e9e9e", "#8a8a8a"),
-    (Flag.CAUGHT, "caught", "#2e7d32", "#81c784"),
-    (Flag.CALLBACK, "callback", "#6a1b9a", "#ce93d8"),
-    (Flag.IMPLICIT, "implicit", "#1565c0", "#90caf9"),
-    (Flag.TRUNCATED, "truncated", "#546e7a", "#b0bec5"),
+SLOT_BITS = 20
+SLOT_MASK = (1 << SLOT_BITS) - 1
+EARLIER, LATER = 1, 2               # the rows above and below a window of children
+EARLIER_BIT = 1 << 61               # their ids: the parent's id with one of these bits
+LATER_BIT = 1 << 62
+
+COL_CALL, COL_CALLS, COL_INCL_BC, COL_EXCL_BC, COL_INCL_BL, COL_EXCL_BL, COL_DURATION, COL_FLAGS = range(8)
+COLUMNS = ("Call", "Calls", "Incl. bytecodes", "Excl. bytecodes", "Incl. blocks", "Excl. blocks", "Duration", "Flags")
+COLUMN_TIPS = (
+    "The called method (the class without its package); the full name is in the tooltip",
+    "Calls in the subtree: this call and every call below it",
+    "Bytecodes executed by this call and everything it called",
+    "Bytecodes executed by this call itself (inclusive minus its callees' inclusive)",
+    "Basic blocks executed by this call and everything it called",
+    "Basic blocks executed by this call itself",
+    "From the call's first event to its end (from the clock samples; "
+    "in events when the trace has no clock)",
+    "What is unusual about the call",
 )
+COLUMN_WIDTHS = (330, 80, 105, 105, 95, 95, 80, 200)
+RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+# QTreeView asks every row's flags whenever it lays out an open call: one constant, no lookups.
+ITEM_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+# Kinds of call in the order they win when a call has several flags: (name, flag, text colour on
+# a light palette, on a dark one). The fill colours of the icons come from colors.py where it
+# has one (the timeline uses it), else from ICON_FILLS.
+KINDS = (
+    ("uncaught", Flag.UNCAUGHT, "#b71c1c", "#ff6b6b"),
+    ("exceptional", Flag.EXCEPTIONAL, "#c43e00", "#ff9e80"),
+    ("caught", Flag.CAUGHT, "#2e7d32", "#81c784"),
+    ("native", Flag.NATIVE, "#5f6368", "#b4b8be"),
+    ("untraced", Flag.UNTRACED, "#80868b", "#8f949a"),
+    ("callback", Flag.CALLBACK, "#7b1fa2", "#ce93d8"),
+    ("implicit", Flag.IMPLICIT, "#1565c0", "#90caf9"),
+    ("truncated", Flag.TRUNCATED, "#546e7a", "#b0bec5"),
+)
+KIND_NAMES = tuple(k[0] for k in KINDS)
+ICON_FILLS = {"caught": ("#43a047", "#66bb6a"), "callback": ("#8e24aa", "#ba68c8"),
+              "implicit": ("#1e88e5", "#64b5f6")}
+ICON_SLOTS = {"uncaught": colors.UNCAUGHT, "exceptional": colors.EXCEPTIONAL, "native": colors.NATIVE,
+              "untraced": colors.UNTRACED, "truncated": colors.TRUNCATED}
+ICON_SIZE = 16
 
 
 def kind_of(flags: int) -> str:
-    for bit, name, _l, _d in KINDS:
+    """The kind of call its icon and colour show ('' for an ordinary call)."""
+    for name, bit, _light, _dark in KINDS:
         if flags & bit:
             return name
-    return "call"
+    return ""
 
 
-def _icon(kind: str, dark: bool) -> QPixmap:
-    """A 14×14 pixmap: a distinct shape and colour per kind of call."""
-    color = {name: QColor(d if dark else l) for _b, name, l, d in KINDS}.get(kind, QColor("#78909c"))
-    pm = QPixmap(14, 14)
+def short_name(qualified: str) -> str:
+    """``pkg.Cls$Inner.name(desc)`` → ``Cls$Inner.name``."""
+    cls, name, _desc = split_name(qualified)
+    return f"{cls.rsplit('.', 1)[-1]}.{name}" if cls else name or qualified
+
+
+# ---------------------------------------------------------------------- icons
+
+
+def kind_icon(kind: str, dark: bool, ratio: float = 1.0) -> QPixmap:
+    """A distinct shape in a distinct colour per kind of call, outlined so that it reads on light
+    and dark backgrounds; a transparent pixmap of the same size for '' (names stay aligned)."""
+    size = int(math.ceil(ICON_SIZE * ratio))
+    pm = QPixmap(size, size)
+    pm.setDevicePixelRatio(ratio)
     pm.fill(Qt.GlobalColor.transparent)
+    if not kind:
+        return pm
+    if kind in ICON_SLOTS:
+        fill = QColor(colors.slot_colors(dark)[ICON_SLOTS[kind]])
+    else:
+        fill = QColor(ICON_FILLS[kind][1 if dark else 0])
+    edge = fill.lighter(170) if dark else fill.darker(170)
+    white = QColor("#ffffff")
     p = QPainter(pm)
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
-    p.setPen(QPen(color, 1.6))
-    p.setBrush(QBrush(color))
-    if kind == "uncaught":          # a cross in a disc
-        p.drawEllipse(QRectF(1, 1, 12, 12))
-        p.setPen(QPen(QColor("#ffffff"), 1.8))
-        p.drawLine(QPointF(4.5, 4.5), QPointF(9.5, 9.5))
-        p.drawLine(QPointF(9.5, 4.5), QPointF(4.5, 9.5))
-    elif kind == "exceptional":     # a downward triangle: the frame was left by an exception
-        p.drawPolygon(QPolygonF([QPointF(1.5, 3), QPointF(12.5, 3), QPointF(7, 12)]))
-    elif kind == "native":          # a filled square
-        p.drawRect(QRectF(2.5, 2.5, 9, 9))
-    elif kind == "untraced":        # a hollow square
+    p.setPen(QPen(edge, 1.0))
+    p.setBrush(fill)
+    if kind == "uncaught":        # a bold cross: the exception left the thread
+        path = QPainterPath(QPointF(3, 3))
+        path.lineTo(13, 13)
+        path.moveTo(13, 3)
+        path.lineTo(3, 13)
         p.setBrush(Qt.BrushStyle.NoBrush)
-        p.drawRect(QRectF(2.5, 2.5, 9, 9))
-    elif kind == "caught":          # a check mark
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setPen(QPen(color, 2.2))
-        path = QPainterPath(QPointF(2, 7.5))
-        path.lineTo(5.5, 11)
-        path.lineTo(12, 3)
+        p.setPen(QPen(edge, 4.6, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
         p.drawPath(path)
-    elif kind == "callback":        # an arrow turning back up
+        p.setPen(QPen(fill, 2.8, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+        p.drawPath(path)
+    elif kind == "exceptional":   # a triangle pointing down: left by an exception (as the timeline)
+        p.drawPolygon(QPolygonF([QPointF(1.5, 3), QPointF(14.5, 3), QPointF(8, 14)]))
+    elif kind == "caught":        # a disc with a check mark: an exception was caught here
+        p.drawEllipse(QRectF(1.5, 1.5, 13, 13))
+        p.setPen(QPen(white, 2.0, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin))
         p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setPen(QPen(color, 1.8))
-        p.drawArc(QRectF(2, 3, 9, 9), 90 * 16, 180 * 16)
-        p.setBrush(QBrush(color))
-        p.drawPolygon(QPolygonF([QPointF(6.5, 0.5), QPointF(10, 3), QPointF(6.5, 5.5)]))
-    elif kind == "implicit":        # a diamond
-        p.drawPolygon(QPolygonF([QPointF(7, 1), QPointF(13, 7), QPointF(7, 13), QPointF(1, 7)]))
-    elif kind == "truncated":       # a dashed circle
+        path = QPainterPath(QPointF(4.5, 8.5))
+        path.lineTo(7, 11)
+        path.lineTo(11.5, 5)
+        p.drawPath(path)
+    elif kind == "native":        # a chip: a square with pins
+        p.drawRect(QRectF(4, 3, 8, 10))
+        p.setPen(QPen(edge, 1.2))
+        for y in (5, 8, 11):
+            p.drawLine(QPointF(1.5, y), QPointF(4, y))
+            p.drawLine(QPointF(12, y), QPointF(14.5, y))
+    elif kind == "untraced":      # a hollow dashed square: code that recorded nothing
         p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setPen(QPen(color, 1.6, Qt.PenStyle.DashLine))
-        p.drawEllipse(QRectF(2, 2, 10, 10))
-    else:                           # an ordinary call: a small dot
-        p.drawEllipse(QRectF(4.5, 4.5, 5, 5))
+        p.setPen(QPen(edge if not dark else fill.lighter(220), 1.4, Qt.PenStyle.DashLine))
+        p.drawRect(QRectF(2.5, 2.5, 11, 11))
+    elif kind == "callback":      # an arrow bending back: called back from native code
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setPen(QPen(fill, 2.2, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+        path = QPainterPath(QPointF(13, 13))
+        path.lineTo(13, 9)
+        path.cubicTo(13, 4, 8, 4, 5, 5.5)
+        p.drawPath(path)
+        p.setPen(QPen(edge, 0.8))
+        p.setBrush(fill)
+        p.drawPolygon(QPolygonF([QPointF(1.5, 6.5), QPointF(6.5, 2), QPointF(7, 9)]))
+    elif kind == "implicit":      # a diamond: started without a call site (static initializers…)
+        p.drawPolygon(QPolygonF([QPointF(8, 1.5), QPointF(14.5, 8), QPointF(8, 14.5), QPointF(1.5, 8)]))
+    elif kind == "truncated":     # a half-filled disc: the trace holds only part of the call
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setPen(QPen(edge if not dark else fill, 1.4))
+        p.drawEllipse(QRectF(2, 2, 12, 12))
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(edge if not dark else fill)
+        p.drawPie(QRectF(2, 2, 12, 12), 90 * 16, 180 * 16)
     p.end()
     return pm
 
 
-class CallTreeModel(QAbstractItemModel):
-    """Threads, then their calls, as a lazy Qt tree."""
+# ---------------------------------------------------------------------- the model
 
-    def __init__(self, analysis: Analysis | None = None, parent=None):
+
+class _Children:
+    """The children of one opened call (or of a thread: its top-level calls) that the tree
+    shows: a window of consecutive children, ``lo`` to ``lo + len(rows)``, with the numbers
+    the columns show for them; an "earlier calls" row above when ``lo > 0``, a "more calls" row
+    below when children follow."""
+
+    __slots__ = ("first", "stop", "total", "lo", "rows", "excl_bytecodes", "excl_blocks", "duration",
+                 "opened", "before_shown", "after_shown")
+
+    def __init__(self, first: int, stop: int, total: int):
+        self.first = first       # row of the first child
+        self.stop = stop         # end of the parent's subtree
+        self.total = total       # children in all
+        self.lo = 0              # which child rows[0] is
+        self.rows = np.zeros(0, np.int64)
+        self.excl_bytecodes = np.zeros(0, np.int64)
+        self.excl_blocks = np.zeros(0, np.int64)
+        self.duration = np.zeros(0, np.float64)
+        self.opened = False
+        self.before_shown = False  # the rows the model announced, which may lag lo and rows
+        self.after_shown = False   # for a moment while the window changes
+
+    def position(self, row: int) -> int:
+        """Where child ``row`` is among the children shown (-1: not shown)."""
+        i = int(np.searchsorted(self.rows, row))
+        return i if i < len(self.rows) and self.rows[i] == row else -1
+
+    @property
+    def offset(self) -> int:
+        return 1 if self.before_shown else 0
+
+
+class CallTreeModel(QAbstractItemModel):
+    """Threads, then their calls, as a lazy Qt tree (see the module's docstring)."""
+
+    def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
+        self.analysis: Analysis | None = None
+        self._nodes: dict[tuple[int, int], _Children] = {}
+        self._slots: dict[int, int] = {}
+        self._totals: dict[int, dict] = {}
+        self._names: dict[tuple[int, int], str] = {}   # (method or -1, site) -> qualified name
+        self._clock: list[bool] = []
+        self.refresh_style()
+
+    # ------------------------------------------------------------------ content and style
+
+    def set_analysis(self, analysis: Analysis | None) -> None:
+        if analysis is not None and len(analysis.threads) > SLOT_MASK:
+            raise ValueError(f"{len(analysis.threads)} threads: the call tree shows at most {SLOT_MASK}")
+        self.beginResetModel()
         self.analysis = analysis
-        self._children: dict[tuple[int, int], np.ndarray] = {}
-        self._fetched: dict[tuple[int, int], int] = {}
-        self._own: dict[tuple[int, int], tuple[int, int]] = {}
+        self._nodes.clear()
+        self._totals.clear()
+        self._names.clear()
+        self._slots = {t.index: slot for slot, t in enumerate(analysis.threads)} if analysis else {}
+        self._clock = [Q.has_clock(t) for t in analysis.threads] if analysis else []
+        self.endResetModel()
+
+    def refresh_style(self) -> None:
+        """Icons and colours for the current palette (light or dark)."""
         dark = colors.is_dark()
-        self._icons = {name: _icon(name, dark) for name in [k[1] for k in KINDS] + ["call"]}
-        self._colors = {name: QColor(d if dark else l) for _b, name, l, d in KINDS}
+        app = QApplication.instance()
+        ratio = app.devicePixelRatio() if app is not None else 1.0
+        self.icons = {kind: kind_icon(kind, dark, ratio) for kind in KIND_NAMES + ("",)}
+        self.text_colors = {name: QColor(d if dark else light) for name, _bit, light, d in KINDS}
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._italic = QFont()
+        self._italic.setItalic(True)
 
     # ------------------------------------------------------------------ ids
 
     @staticmethod
-    def pack(slot: int, row: int) -> int:
-        return (slot << ROW_SHIFT) | (row + 1)
+    def pack(slot: int, row: int, place: int = 0) -> int:
+        """The internal id of a call (row -1: the thread), or with ``place`` of the "earlier"
+        (:data:`EARLIER`) or "more" (:data:`LATER`) row below that call."""
+        return ((row + 1) << SLOT_BITS) | slot | (EARLIER_BIT if place == EARLIER else LATER_BIT if place == LATER else 0)
 
     @staticmethod
-    def unpack(internal: int) -> tuple[int, int]:
-        return internal >> ROW_SHIFT, (internal & ((1 << ROW_SHIFT) - 1)) - 1
+    def unpack(internal: int) -> tuple[int, int, int]:
+        place = EARLIER if internal & EARLIER_BIT else LATER if internal & LATER_BIT else 0
+        internal &= ~(EARLIER_BIT | LATER_BIT)
+        return internal & SLOT_MASK, (internal >> SLOT_BITS) - 1, place
 
-    def node(self, index: QModelIndex) -> tuple[int, int] | None:
-        """(thread slot, row) of an index (row -1: the thread itself)."""
-        if not index.isValid():
+    def locate(self, index: QModelIndex) -> tuple[int, int, int] | None:
+        """(thread slot, row, place) of an index: row -1 is the thread itself; for an "earlier"
+        or "more" row (``place`` :data:`EARLIER` or :data:`LATER`), the call it belongs to."""
+        if not index.isValid() or self.analysis is None:
             return None
         return self.unpack(int(index.internalId()))
 
-    def children_of(self, slot: int, row: int) -> np.ndarray:
+    def call_ref(self, index: QModelIndex) -> CallRef | None:
+        """The call at ``index`` (None for a thread or an "earlier"/"more" row)."""
+        where = self.locate(index)
+        if where is None or where[1] < 0 or where[2]:
+            return None
+        return CallRef(self.analysis.threads[where[0]].index, where[1])
+
+    def placeholder(self, index: QModelIndex) -> int:
+        """:data:`EARLIER` or :data:`LATER` for the rows that show more children, else 0."""
+        where = self.locate(index)
+        return where[2] if where is not None else 0
+
+    def slot_of(self, thread_index: int) -> int:
+        return self._slots[thread_index]
+
+    def thread_index(self, slot: int) -> QModelIndex:
+        return self.createIndex(slot, 0, self.pack(slot, -1))
+
+    # ------------------------------------------------------------------ the window of children
+
+    def _node(self, slot: int, row: int) -> _Children:
         key = (slot, row)
-        kids = self._children.get(key)
-        if kids is None:
+        node = self._nodes.get(key)
+        if node is None:
             calls = self.analysis.threads[slot].calls
-            kids = calls.children(row) if len(calls) else np.zeros(0, np.int64)
-            self._children[key] = kids
-        return kids
+            stop = len(calls) if row < 0 else int(calls.end[row])
+            node = _Children(row + 1, stop, Q.child_count(calls, row))
+            self._nodes[key] = node
+        return node
+
+    def _opened(self, slot: int, row: int) -> _Children | None:
+        return self._nodes.get((slot, row))
+
+    def shown(self, parent: QModelIndex) -> tuple[int, int, int]:
+        """(first child shown, children shown, children in all) below ``parent``."""
+        where = self.locate(parent)
+        node = self._opened(where[0], where[1]) if where is not None and not where[2] else None
+        return (node.lo, len(node.rows), node.total) if node is not None else (0, 0, 0)
+
+    def fetched(self, parent: QModelIndex) -> int:
+        """How many children of ``parent`` the tree holds (without the "earlier"/"more" rows)."""
+        return self.shown(parent)[1]
+
+    def _next(self, slot: int, node: _Children) -> int:
+        """The row of the child after the window."""
+        if len(node.rows):
+            return int(self.analysis.threads[slot].calls.end[int(node.rows[-1])])
+        return Q.child_at(self.analysis.threads[slot].calls, node.first - 1, node.lo)
+
+    def _add(self, parent: QModelIndex, slot: int, node: _Children, rows: np.ndarray, front: bool) -> None:
+        if not len(rows):
+            return
+        thread = self.analysis.threads[slot]
+        parts = (rows, Q.exclusive_bytecodes(thread, rows), Q.exclusive_blocks(thread, rows), Q.duration(thread, rows))
+        at = node.offset if front else node.offset + len(node.rows)
+        self.beginInsertRows(parent, at, at + len(rows) - 1)
+        olds = (node.rows, node.excl_bytecodes, node.excl_blocks, node.duration)
+        joined = [np.concatenate([new, old] if front else [old, new]) for new, old in zip(parts, olds)]
+        node.rows, node.excl_bytecodes, node.excl_blocks, node.duration = joined
+        if front:
+            node.lo -= len(rows)
+        self.endInsertRows()
+
+    def _drop(self, parent: QModelIndex, node: _Children, count: int, front: bool) -> None:
+        count = min(count, len(node.rows))
+        if count <= 0:
+            return
+        at = node.offset if front else node.offset + len(node.rows) - count
+        self.beginRemoveRows(parent, at, at + count - 1)
+        keep = slice(count, None) if front else slice(0, len(node.rows) - count)
+        node.rows, node.excl_bytecodes, node.excl_blocks, node.duration = (
+            node.rows[keep], node.excl_bytecodes[keep], node.excl_blocks[keep], node.duration[keep])
+        if front:
+            node.lo += count
+        self.endRemoveRows()
+
+    def _sync(self, parent: QModelIndex, node: _Children) -> None:
+        """Show the "earlier" and "more" rows exactly when there are children before and after
+        the window."""
+        want = node.lo > 0
+        if want != node.before_shown:
+            if want:
+                self.beginInsertRows(parent, 0, 0)
+                node.before_shown = True
+                self.endInsertRows()
+            else:
+                self.beginRemoveRows(parent, 0, 0)
+                node.before_shown = False
+                self.endRemoveRows()
+        want = node.lo + len(node.rows) < node.total
+        if want != node.after_shown:
+            at = node.offset + len(node.rows)
+            if want:
+                self.beginInsertRows(parent, at, at)
+                node.after_shown = True
+                self.endInsertRows()
+            else:
+                self.beginRemoveRows(parent, at, at)
+                node.after_shown = False
+                self.endRemoveRows()
+
+    def _where(self, parent: QModelIndex) -> tuple[int, int, _Children] | None:
+        where = self.locate(parent)
+        if where is None or where[2]:
+            return None
+        slot, row, _ = where
+        return slot, row, self._node(slot, row)
+
+    def _open(self, parent: QModelIndex) -> None:
+        found = self._where(parent)
+        if found is None:
+            return
+        slot, row, node = found
+        if not node.opened:
+            node.opened = True
+            rows, _next = Q.children_batch(self.analysis.threads[slot].calls, row, node.first, BATCH)
+            self._add(parent, slot, node, rows, front=False)
+            self._sync(parent, node)
+
+    def show_later(self, parent: QModelIndex, count: int = STEP) -> int:
+        """Show ``count`` more children of ``parent`` after those shown (what the "more" row
+        does); the first ones shown make way when more than :data:`MAX_SHOWN` would be."""
+        found = self._where(parent)
+        if found is None:
+            return 0
+        slot, row, node = found
+        node.opened = True
+        rows, _next = Q.children_batch(self.analysis.threads[slot].calls, row, self._next(slot, node), count)
+        self._add(parent, slot, node, rows, front=False)
+        self._drop(parent, node, len(node.rows) - MAX_SHOWN, front=True)
+        self._sync(parent, node)
+        return len(rows)
+
+    def show_earlier(self, parent: QModelIndex, count: int = STEP) -> int:
+        """Show ``count`` more children of ``parent`` before those shown (the "earlier" row)."""
+        found = self._where(parent)
+        if found is None:
+            return 0
+        slot, row, node = found
+        node.opened = True
+        lo = max(0, node.lo - count)
+        calls = self.analysis.threads[slot].calls
+        rows, _next = Q.children_batch(calls, row, Q.child_at(calls, row, lo), node.lo - lo)
+        self._add(parent, slot, node, rows, front=True)
+        self._drop(parent, node, len(node.rows) - MAX_SHOWN, front=False)
+        self._sync(parent, node)
+        return len(rows)
+
+    def _show_child(self, parent: QModelIndex, slot: int, row: int, child: int) -> int:
+        """Make child row ``child`` of ``row`` shown and return its position below ``parent``:
+        the window grows to it when it is near, else moves to it, in one step either way."""
+        node = self._node(slot, row)
+        node.opened = True
+        if node.position(child) >= 0:
+            return node.offset + node.position(child)
+        calls = self.analysis.threads[slot].calls
+        context = BATCH // 2
+        if len(node.rows) and child > node.rows[-1]:
+            nxt = self._next(slot, node)
+            gap = Q.count_siblings(calls, nxt, child)
+            k = node.lo + len(node.rows) + gap
+            if gap <= STEP:
+                rows, _next = Q.children_batch(calls, row, nxt, gap + 1 + context)
+                self._add(parent, slot, node, rows, front=False)
+                self._drop(parent, node, len(node.rows) - MAX_SHOWN, front=True)
+                self._sync(parent, node)
+                return node.offset + node.position(child)
+        else:
+            k = Q.child_index(calls, row, child)
+            if len(node.rows) and 0 < node.lo - k <= STEP:
+                self.show_earlier(parent, node.lo - k + context)
+                return node.offset + node.position(child)
+        # Far from what is shown: a new window around the child.
+        self._drop(parent, node, len(node.rows), front=True)
+        node.lo = max(0, k - context)
+        rows, _next = Q.children_batch(calls, row, Q.child_at(calls, row, node.lo), BATCH)
+        self._add(parent, slot, node, rows, front=False)
+        self._sync(parent, node)
+        return node.offset + node.position(child)
+
+    def canFetchMore(self, parent: QModelIndex) -> bool:
+        """Only for a call never opened: QTreeView asks again whenever it lays out an open
+        call, and would fetch a batch each time; more children come from the "more" row."""
+        where = self.locate(parent)
+        if where is None or where[2]:
+            return False
+        slot, row, _ = where
+        if row >= 0 and int(self.analysis.threads[slot].calls.end[row]) <= row + 1:
+            return False
+        node = self._opened(slot, row)
+        return node is None or not node.opened
+
+    def fetchMore(self, parent: QModelIndex) -> None:
+        self._open(parent)
+
+    def index_of(self, ref: CallRef) -> QModelIndex:
+        """The index of a call, making each ancestor show the child on the way (in one step
+        each, however far down its list of children). Invalid for an unknown call."""
+        if self.analysis is None or ref.thread not in self._slots:
+            return QModelIndex()
+        slot = self._slots[ref.thread]
+        thread = self.analysis.threads[slot]
+        if not 0 <= ref.row < len(thread.calls):
+            return QModelIndex()
+        index = self.thread_index(slot)
+        parent_row = -1
+        for row in Q.ancestors(thread, ref.row):
+            position = self._show_child(index, slot, parent_row, row)
+            index = self.index(position, 0, index)
+            parent_row = row
+        return index
 
     # ------------------------------------------------------------------ structure
 
     def index(self, r: int, column: int, parent: QModelIndex = QModelIndex()) -> QModelIndex:
-        if self.analysis is None:
+        # Called for every row of an open call at each layout of the view: kept lean.
+        if self.analysis is None or r < 0 or not 0 <= column < len(COLUMNS):
             return QModelIndex()
         if not parent.isValid():
-            if 0 <= r < len(self.analysis.threads):
-                return self.createIndex(r, column, self.pack(r, -1))
+            return self.createIndex(r, column, self.pack(r, -1)) if r < len(self.analysis.threads) else QModelIndex()
+        internal = parent.internalId()
+        if internal & (EARLIER_BIT | LATER_BIT):
             return QModelIndex()
-        slot, row = self.node(parent)
-        kids = self.children_of(slot, row)
-        if 0 <= r < len(kids):
-            return self.createIndex(r, column, self.pack(slot, int(kids[r])))
+        slot = internal & SLOT_MASK
+        node = self._nodes.get((slot, (internal >> SLOT_BITS) - 1))
+        if node is None:
+            return QModelIndex()
+        if node.before_shown:
+            if r == 0:
+                return self.createIndex(r, column, internal | EARLIER_BIT)
+            r -= 1
+        if r < len(node.rows):
+            return self.createIndex(r + node.offset, column, ((int(node.rows[r]) + 1) << SLOT_BITS) | slot)
+        if r == len(node.rows) and node.after_shown:
+            return self.createIndex(r + node.offset, column, internal | LATER_BIT)
         return QModelIndex()
 
     def parent(self, index: QModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]
-        node = self.node(index)
-        if node is None:
+        where = self.locate(index)
+        if where is None:
             return QModelIndex()
-        slot, row = node
-        if row < 0:
+        slot, row, place = where
+        if place:
+            p = row                  # an "earlier"/"more" row's parent is the call it belongs to
+        elif row < 0:
             return QModelIndex()
-        calls = self.analysis.threads[slot].calls
-        p = int(calls.parent[row])
+        else:
+            p = int(self.analysis.threads[slot].calls.parent[row])
         if p < 0:
-            return self.createIndex(slot, 0, self.pack(slot, -1))
-        gp = int(calls.parent[p])
-        siblings = self.children_of(slot, gp)
-        position = int(np.searchsorted(siblings, p))
-        return self.createIndex(position, 0, self.pack(slot, p))
+            return self.thread_index(slot)
+        grandparent = int(self.analysis.threads[slot].calls.parent[p])
+        node = self._opened(slot, grandparent)
+        position = node.position(p) if node is not None else -1
+        return self.createIndex(node.offset + position, 0, self.pack(slot, p)) if position >= 0 else QModelIndex()
 
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:
         if self.analysis is None:
@@ -170,7 +542,11 @@ class CallTreeModel(QAbstractItemModel):
             return len(self.analysis.threads)
         if parent.column() > 0:
             return 0
-        return self._fetched.get(self.node(parent), 0)
+        slot, row, place = self.unpack(int(parent.internalId()))
+        node = self._opened(slot, row)
+        if place or node is None:
+            return 0
+        return node.offset + len(node.rows) + (1 if node.after_shown else 0)
 
     def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
         return len(COLUMNS)
@@ -180,324 +556,471 @@ class CallTreeModel(QAbstractItemModel):
             return False
         if not parent.isValid():
             return bool(self.analysis.threads)
-        slot, row = self.node(parent)
-        calls = self.analysis.threads[slot].calls
-        if row < 0:
-            return len(calls) > 0
-        return int(calls.end[row]) > row + 1
-
-    def canFetchMore(self, parent: QModelIndex) -> bool:
-        if self.analysis is None or not parent.isValid():
+        if parent.column() > 0:
             return False
-        node = self.node(parent)
-        return self._fetched.get(node, 0) < len(self.children_of(*node))
+        slot, row, place = self.unpack(int(parent.internalId()))
+        if place:
+            return False
+        calls = self.analysis.threads[slot].calls
+        return len(calls) > 0 if row < 0 else int(calls.end[row]) > row + 1
 
-    def fetchMore(self, parent: QModelIndex) -> None:
-        node = self.node(parent)
-        self.fetch_to(parent, self._fetched.get(node, 0) + BATCH)
+    def flags(self, index: QModelIndex) -> Qt.ItemFlag:
+        return ITEM_FLAGS
 
-    def fetch_to(self, parent: QModelIndex, count: int) -> None:
-        """Make at least ``count`` children of ``parent`` available (all there are, at most)."""
-        node = self.node(parent)
-        have = self._fetched.get(node, 0)
-        total = len(self.children_of(*node))
-        want = min(max(count, have), total)
-        if want > have:
-            self.beginInsertRows(parent, have, want - 1)
-            self._fetched[node] = want
-            self.endInsertRows()
-
-    # ------------------------------------------------------------------ content
+    # ------------------------------------------------------------------ data
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return COLUMN_TIPS[section]
+        if role == Qt.ItemDataRole.TextAlignmentRole and COL_CALLS <= section <= COL_DURATION:
+            return RIGHT
         return None
 
-    def own(self, slot: int, row: int) -> tuple[int, int]:
-        key = (slot, row)
-        value = self._own.get(key)
-        if value is None:
-            bc, bl = Q.own_counts(self.analysis.threads[slot], np.array([row]))
-            value = (int(bc[0]), int(bl[0]))
-            self._own[key] = value
-        return value
+    def call_name(self, slot: int, row: int) -> str:
+        """The qualified name of a call (cached by method, or by call site for synthetic rows)."""
+        thread = self.analysis.threads[slot]
+        method = int(thread.calls.method[row])
+        key = (method, -1) if method else (-1, int(thread.calls.call_site[row]))
+        name = self._names.get(key)
+        if name is None:
+            name = self.analysis.call_name(thread, row)
+            if len(self._names) > 200_000:
+                self._names.clear()
+            self._names[key] = name
+        return name
+
+    def format_duration(self, slot: int, value: float) -> str:
+        return format_duration(value) if self._clock[slot] else f"{value:,.0f} ev"
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        node = self.node(index)
-        if node is None:
+        where = self.locate(index)
+        if where is None:
             return None
-        slot, row = node
-        thread = self.analysis.threads[slot]
+        slot, row, place = where
         column = index.column()
+        if place:
+            return self._placeholder_data(slot, row, place, column, role)
         if row < 0:
-            if role == Qt.ItemDataRole.DisplayRole:
-                if column == 0:
-                    return f"{thread.name}  (thread {thread.index})"
-                if column == 1:
-                    return format_count(len(thread.calls))
-                if column == 2:
-                    return format_count(int(thread.block_counts @ self.analysis.statics.b_metrics[:, 0])) \
-                        if self.analysis.statics.n_blocks else "0"
-                if column == 4:
-                    return format_count(int(thread.block_counts.sum()))
-            if role == Qt.ItemDataRole.TextAlignmentRole and column > 0:
-                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            return None
+            return self._thread_data(slot, column, role)
+        thread = self.analysis.threads[slot]
         calls = thread.calls
-        flags = int(calls.flags[row])
         if role == Qt.ItemDataRole.DisplayRole:
-            if column == 0:
-                return self.short_name(thread, row)
-            if column == 1:
-                return format_count(int(calls.end[row]) - row)
-            if column == 2:
-                return format_count(int(calls.incl_bytecodes[row]))
-            if column == 3:
-                return format_count(self.own(slot, row)[0])
-            if column == 4:
-                return format_count(int(calls.incl_blocks[row]))
-            if column == 5:
-                return format_count(self.own(slot, row)[1])
-            if column == 6:
-                times = thread.times(np.array([calls.first[row], int(calls.last[row]) + 1]))
-                return format_duration(times[1] - times[0]) if len(thread.clock) >= 2 else \
-                    f"{int(calls.last[row]) - int(calls.first[row]) + 1:,} ev"
-            if column == 7:
-                return ", ".join(flag_words(flags))
-        elif role == Qt.ItemDataRole.DecorationRole and column == 0:
-            return self._icons[kind_of(flags)]
-        elif role == Qt.ItemDataRole.ForegroundRole:
-            kind = kind_of(flags)
-            if kind in ("uncaught", "exceptional", "native", "untraced") or (column == 7 and kind != "call"):
-                return self._colors[kind]
-        elif role == Qt.ItemDataRole.ToolTipRole:
-            text = self.analysis.call_name(thread, row)
-            words = flag_words(flags)
-            if words:
-                text += "\n" + ", ".join(words)
-            exc = int(calls.exc_class[row])
-            if flags & Flag.EXCEPTIONAL and exc:
-                text += "\nexception " + self.analysis.statics.class_name_of_id(exc)
-            return text
-        elif role == Qt.ItemDataRole.TextAlignmentRole and column > 0 and column < 7:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        elif role == Qt.ItemDataRole.UserRole:
+            if column == COL_CALL:
+                return short_name(self.call_name(slot, row))
+            if column == COL_FLAGS:
+                return ", ".join(flag_words(int(calls.flags[row])))
+            value = self._number(slot, row, column)
+            return self.format_duration(slot, value) if column == COL_DURATION else format_count(value)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return RIGHT if COL_CALLS <= column <= COL_DURATION else None
+        if role == Qt.ItemDataRole.DecorationRole and column == COL_CALL:
+            return self.icons[kind_of(int(calls.flags[row]))]
+        if role == Qt.ItemDataRole.ForegroundRole and column in (COL_CALL, COL_FLAGS):
+            kind = kind_of(int(calls.flags[row]))
+            return self.text_colors[kind] if kind else None
+        if role == Qt.ItemDataRole.FontRole and column == COL_CALL:
+            flags = int(calls.flags[row])
+            if flags & Flag.UNCAUGHT:
+                return self._bold
+            if flags & (Flag.NATIVE | Flag.UNTRACED):
+                return self._italic
+            return None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column in (COL_CALL, COL_FLAGS):
+                return self.call_tooltip(slot, row)
+            if column != COL_DURATION:
+                return f"{self._number(slot, row, column):,}"
+            return None
+        if role == Qt.ItemDataRole.UserRole:
             return CallRef(thread.index, row)
         return None
 
-    def short_name(self, thread, row: int) -> str:
-        full = self.analysis.call_name(thread, row)
-        head = full.partition("(")[0]
-        cls, _, name = head.rpartition(".")
-        return f"{cls.rsplit('.', 1)[-1]}.{name}" if cls else head
+    def _number(self, slot: int, row: int, column: int):
+        calls = self.analysis.threads[slot].calls
+        if column == COL_CALLS:
+            return int(calls.end[row]) - row
+        if column == COL_INCL_BC:
+            return int(calls.incl_bytecodes[row])
+        if column == COL_INCL_BL:
+            return int(calls.incl_blocks[row])
+        node = self._opened(slot, int(calls.parent[row]))
+        position = node.position(row)
+        if column == COL_EXCL_BC:
+            return int(node.excl_bytecodes[position])
+        if column == COL_EXCL_BL:
+            return int(node.excl_blocks[position])
+        return float(node.duration[position])
 
-    # ------------------------------------------------------------------ finding indexes
-
-    def slot_of(self, thread_index: int) -> int:
-        for slot, t in enumerate(self.analysis.threads):
-            if t.index == thread_index:
-                return slot
-        raise KeyError(thread_index)
-
-    def index_of(self, ref: CallRef) -> QModelIndex:
-        """The index of a call, fetching what its ancestors need to show it."""
-        slot = self.slot_of(ref.thread)
+    def _thread_data(self, slot: int, column: int, role: int):
         thread = self.analysis.threads[slot]
-        parent = self.index(slot, 0)
-        for row in Q.ancestors(thread, ref.row) + [ref.row]:
-            p = int(thread.calls.parent[row])
-            siblings = self.children_of(slot, p)
-            position = int(np.searchsorted(siblings, row))
-            self.fetch_to(parent, position + 1)
-            parent = self.index(position, 0, parent)
-        return parent
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == COL_CALL:
+                return thread.name
+            if column == COL_FLAGS:
+                return "" if thread.ended else "thread did not end in the trace"
+            if column in (COL_EXCL_BC, COL_EXCL_BL):
+                return ""
+            totals = self.thread_totals(slot)
+            if column == COL_DURATION:
+                return self.format_duration(slot, totals["duration"])
+            return format_count(totals[{COL_CALLS: "calls", COL_INCL_BC: "incl_bytecodes",
+                                        COL_INCL_BL: "incl_blocks"}[column]])
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return RIGHT if COL_CALLS <= column <= COL_DURATION else None
+        if role == Qt.ItemDataRole.DecorationRole and column == COL_CALL:
+            return self.icons[""]
+        if role == Qt.ItemDataRole.FontRole and column == COL_CALL:
+            return self._bold
+        if role == Qt.ItemDataRole.ToolTipRole:
+            totals = self.thread_totals(slot)
+            lines = [f"<b>thread {html.escape(thread.name)}</b> (index {thread.index})",
+                     f"{totals['calls']:,} calls, {totals['top_level']:,} at the top level",
+                     f"{totals['incl_bytecodes']:,} bytecodes, {totals['incl_blocks']:,} blocks",
+                     f"{len(thread.exceptions):,} exceptions thrown"]
+            if not thread.ended:
+                lines.append("<i>its end is not in the trace</i>")
+            lines.extend(html.escape(p) for p in thread.problems[:5])
+            return "<br>".join(lines)
+        return None
+
+    def _placeholder_data(self, slot: int, parent_row: int, place: int, column: int, role: int):
+        node = self._opened(slot, parent_row)
+        if node is None:
+            return None
+        if place == EARLIER:
+            left, calls_left, word = node.lo, (int(node.rows[0]) if len(node.rows) else node.stop) - node.first, "earlier"
+        else:
+            left = node.total - node.lo - len(node.rows)
+            calls_left, word = node.stop - self._next(slot, node), "more"
+        if role == Qt.ItemDataRole.DisplayRole and column == COL_CALL:
+            return f"… {left:,} {word} calls (double-click or Enter: show {min(left, STEP):,})"
+        if role == Qt.ItemDataRole.DisplayRole and column == COL_CALLS:
+            return format_count(calls_left)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == COL_CALLS:
+            return RIGHT
+        if role == Qt.ItemDataRole.ForegroundRole:
+            app = QApplication.instance()
+            return app.palette().color(QPalette.ColorRole.PlaceholderText) if app is not None else None
+        if role == Qt.ItemDataRole.FontRole:
+            return self._italic
+        if role == Qt.ItemDataRole.DecorationRole and column == COL_CALL:
+            return self.icons[""]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (f"children {node.lo + 1:,} to {node.lo + len(node.rows):,} of {node.total:,} are shown; "
+                    f"{left:,} {word} children with {calls_left:,} calls in their subtrees")
+        return None
+
+    def thread_totals(self, slot: int) -> dict:
+        totals = self._totals.get(slot)
+        if totals is None:
+            totals = self._totals[slot] = Q.thread_totals(self.analysis.threads[slot])
+        return totals
+
+    def call_tooltip(self, slot: int, row: int) -> str:
+        """Rich text: the full name, where the call is, what is unusual about it, and the
+        exceptions that ended it or that it caught."""
+        analysis = self.analysis
+        thread = analysis.threads[slot]
+        calls = thread.calls
+        flags = int(calls.flags[row])
+        lines = [f"<b>{html.escape(self.call_name(slot, row))}</b>",
+                 f"thread {html.escape(thread.name)}, depth {int(calls.depth[row])}, row {row:,}"]
+        receiver = int(calls.receiver[row])
+        if receiver:
+            lines.append(f"receiver {html.escape(analysis.statics.class_name_of_id(receiver))}")
+        words = flag_words(flags)
+        if words:
+            lines.append("<i>" + html.escape(", ".join(words)) + "</i>")
+        exc = int(calls.exc_class[row])
+        if flags & (Flag.EXCEPTIONAL | Flag.UNCAUGHT) and exc:
+            lines.append("left by " + html.escape(analysis.statics.class_name_of_id(exc)))
+        if flags & Flag.CAUGHT:
+            caught = Q.caught_here(thread, row)
+            for record in caught[:5]:
+                thrower = int(record["throw_row"])
+                where = short_name(self.call_name(slot, thrower)) if 0 <= thrower < len(calls) else "?"
+                lines.append(f"caught {html.escape(analysis.statics.class_name_of_id(int(record['exc_class'])))}"
+                             f" thrown in {html.escape(where)}")
+            if len(caught) > 5:
+                lines.append(f"… and {len(caught) - 5:,} more caught here")
+        return "<br>".join(lines)
+
+
+# ---------------------------------------------------------------------- the view
+
+
+class _Tree(QTreeView):
+    """A QTreeView without "expand everything below" (``*``): on a call tree of millions of
+    nodes it would fetch them all."""
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Asterisk:
+            event.ignore()
+            return
+        super().keyPressEvent(event)
 
 
 class CallTreeView(QWidget):
-    """The call tree with its search line and navigation buttons."""
+    """The call tree with its search line and navigation buttons, following the shared
+    :class:`Selection`."""
+
+    # A search or jump ended: the call found (a CallRef) or None.
+    searchFinished = Signal(object)
 
     def __init__(self, selection: Selection, parent: QWidget | None = None):
         super().__init__(parent)
         self.selection = selection
         self.analysis: Analysis | None = None
-        self.model = CallTreeModel(None, self)
-        self.tree = QTreeView()
+        self.background_above = SEARCH_IN_BACKGROUND_ABOVE
+        self.task: Task | None = None
+        self._quiet = False
+
+        self.model = CallTreeModel(self)
+        self.tree = _Tree()
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.tree.setAllColumnsShowFocus(True)
+        self.tree.setExpandsOnDoubleClick(True)
         self.tree.setModel(self.model)
+        header = self.tree.header()
+        header.setStretchLastSection(True)
+        for column, width in enumerate(COLUMN_WIDTHS):
+            header.resizeSection(column, width)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
+        self.tree.activated.connect(self._activated)
+
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Find a method (Enter: next, Shift+Enter: previous)")
+        self.search.setPlaceholderText("Find a call by name (Enter: next, Shift+Enter: previous)")
         self.search.setClearButtonEnabled(True)
-        self.search.returnPressed.connect(lambda: self.find(backwards=False))
+        self.search.installEventFilter(self)
+        self.search.textChanged.connect(lambda _text: self.status.setText(""))
         self.status = QLabel("")
-        self._task: Task | None = None
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        # Actions with window-wide shortcuts (they work from the timeline too: the search starts
+        # at the selected call); the main window may also put them in a menu.
+        self.find_action = self._action("Find a call", QKeySequence.StandardKey.Find, self.focus_search)
+        self.next_exception_action = self._action("Next exception", "Ctrl+E", lambda: self.next_exception(False))
+        self.previous_exception_action = self._action("Previous exception", "Ctrl+Shift+E",
+                                                      lambda: self.next_exception(True))
+        self.next_native_action = self._action("Next native call", "Ctrl+N", lambda: self.next_native(False))
+        self.previous_native_action = self._action("Previous native call", "Ctrl+Shift+N",
+                                                   lambda: self.next_native(True))
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
-        for text, tip, shortcut, slot in (
-                ("◀ exc", "Previous exception", "Ctrl+Shift+E", lambda: self.jump(EXCEPTION_FLAGS, True)),
-                ("exc ▶", "Next exception (Ctrl+E)", "Ctrl+E", lambda: self.jump(EXCEPTION_FLAGS, False)),
-                ("◀ native", "Previous native call", "Ctrl+Shift+N", lambda: self.jump(int(Flag.NATIVE), True)),
-                ("native ▶", "Next native call (Ctrl+N)", "Ctrl+N", lambda: self.jump(int(Flag.NATIVE), False))):
+        buttons.setSpacing(2)
+        for text, action in (("◀", self.previous_exception_action), ("Exception ▶", self.next_exception_action),
+                             ("◀", self.previous_native_action), ("Native ▶", self.next_native_action)):
             button = QToolButton()
+            button.setDefaultAction(action)
             button.setText(text)
-            button.setToolTip(tip)
-            button.clicked.connect(slot)
-            action = QAction(tip, self)
-            action.setShortcut(QKeySequence(shortcut))
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            action.triggered.connect(slot)
-            self.addAction(action)
+            button.setToolTip(f"{action.text()} ({action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)})")
             buttons.addWidget(button)
-        find_action = QAction("Find", self)
-        find_action.setShortcut(QKeySequence.StandardKey.Find)
-        find_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        find_action.triggered.connect(self.focus_search)
-        self.addAction(find_action)
-        buttons.addStretch(1)
-        buttons.addWidget(self.status)
+        buttons.addWidget(self.status, 1)
+
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(2)
         layout.addWidget(self.search)
         layout.addLayout(buttons)
         layout.addWidget(self.tree, 1)
+        self.setFocusProxy(self.tree)
         selection.callSelected.connect(self._on_selected)
-        self._echo = False
 
-    def keyPressEvent(self, event) -> None:
-        if self.search.hasFocus() and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
-                event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
-            self.find(backwards=True)
-            return
-        super().keyPressEvent(event)
+    def _action(self, text: str, shortcut, slot) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
 
-    def focus_search(self) -> None:
-        self.search.setFocus()
-        self.search.selectAll()
+    # ------------------------------------------------------------------ content
 
     def set_analysis(self, analysis: Analysis | None) -> None:
+        """Show ``analysis`` (None: nothing)."""
+        self._cancel_task()
         self.analysis = analysis
-        self.model.beginResetModel()
-        self.model.analysis = analysis
-        self.model._children.clear()
-        self.model._fetched.clear()
-        self.model._own.clear()
-        self.model.endResetModel()
+        self.model.set_analysis(analysis)
         self.status.setText("")
-        if analysis is not None:
-            header = self.tree.header()
-            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-            self.tree.setColumnWidth(0, 320)
-            for column in range(1, len(COLUMNS) - 1):
-                self.tree.setColumnWidth(column, 95)
-            self.tree.expand(self.model.index(0, 0))
+        if analysis is not None and analysis.threads:
+            # The first thread with calls open, as a start.
+            main = self.model.thread_index(next((s for s, t in enumerate(analysis.threads) if t.name == "main"), 0))
+            self.model.fetchMore(main)   # now, not at the view's next layout
+            self.tree.expand(main)
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.model.refresh_style()
+            self.tree.viewport().update()
+        super().changeEvent(event)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.search and event.type() == QEvent.Type.KeyPress:
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                self.find(backwards=bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier))
+                return True
+            if event.key() == Qt.Key.Key_Escape:
+                self.tree.setFocus()
+                return True
+        return super().eventFilter(watched, event)
 
     # ------------------------------------------------------------------ selection
 
     def current_ref(self) -> CallRef | None:
-        index = self.tree.currentIndex()
-        node = self.model.node(index)
-        if node is None or self.analysis is None:
-            return None
-        slot, row = node
-        return CallRef(self.analysis.threads[slot].index, row)
+        return self.model.call_ref(self.tree.currentIndex())
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if self._echo:
+        if self._quiet:
             return
-        node = self.model.node(current)
-        if node is None or node[1] < 0 or self.analysis is None:
-            return
-        self.selection.select_call(CallRef(self.analysis.threads[node[0]].index, node[1]), self)
+        ref = self.model.call_ref(current)
+        if ref is not None:
+            self.selection.select_call(ref, self)
 
     def _on_selected(self, ref, source) -> None:
-        if ref is None or source is self or self.analysis is None:
+        if source is self or self.analysis is None:
+            return
+        if ref is None:
+            self.tree.clearSelection()
             return
         self.reveal(ref)
 
-    def reveal(self, ref: CallRef) -> None:
-        """Expand down to a call, select it and scroll to it."""
-        try:
-            index = self.model.index_of(ref)
-        except (KeyError, IndexError):
+    def _activated(self, index: QModelIndex) -> None:
+        place = self.model.placeholder(index)
+        if not place:
             return
-        parent = index.parent()
+        # Children leaving the window may take the current row with them: Qt then makes another
+        # row current, which is not the user choosing a call.
+        self._quiet = True
+        try:
+            if place == EARLIER:
+                self.model.show_earlier(index.parent())
+            else:
+                self.model.show_later(index.parent())
+        finally:
+            self._quiet = False
+
+    def reveal(self, ref: CallRef) -> bool:
+        """Open the tree down to a call, make it current and scroll to it (without announcing it
+        to the selection). False for a call this trace does not have."""
+        index = self.model.index_of(ref)
+        if not index.isValid():
+            return False
         chain = []
+        parent = index.parent()
         while parent.isValid():
             chain.append(parent)
             parent = parent.parent()
-        for p in reversed(chain):
-            self.tree.expand(p)
-        self._echo = True
+        self._quiet = True
         try:
+            for p in reversed(chain):
+                self.tree.expand(p)
             self.tree.setCurrentIndex(index)
         finally:
-            self._echo = False
+            self._quiet = False
         self.tree.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        return True
 
-    # ------------------------------------------------------------------ navigation
-
-    def _start_point(self) -> tuple[int, int]:
-        """(thread slot, row) to search from: the current call, else before the first call."""
-        ref = self.current_ref()
-        if ref is None:
-            return 0, -1
-        return self.model.slot_of(ref.thread), ref.row
-
-    def jump(self, mask: int, backwards: bool) -> None:
-        if self.analysis is None:
-            return
-        self._search(lambda thread, after, back: Q.next_flagged(thread, after, mask, back), backwards,
-                     "exception" if mask == EXCEPTION_FLAGS else "native call")
+    # ------------------------------------------------------------------ search and jumps
 
     def find(self, backwards: bool = False) -> None:
+        """The next (previous) call whose name contains the search text, through every thread."""
         text = self.search.text().strip()
         if self.analysis is None or not text:
             return
         analysis = self.analysis
-        self._search(lambda thread, after, back: Q.find_call(analysis, thread, text, after, back), backwards,
-                     f"'{text}'")
 
-    def _search(self, query, backwards: bool, what: str) -> None:
-        """Run ``query(thread, after, backwards)`` from the current call through the threads,
-        in the background when the tables are big."""
-        threads = self.analysis.threads
-        start_slot, start_row = self._start_point()
-        order = list(range(start_slot, len(threads))) + list(range(0, start_slot))
-        if backwards:
-            order = [start_slot] + list(range(start_slot - 1, -1, -1)) + list(range(len(threads) - 1, start_slot, -1))
+        def finder(cancelled):
+            return lambda thread, after, back: Q.find_calls(analysis, thread, text, after, back, cancelled)
+        self._search(finder, backwards, f"searching for “{text}” …", f"no match for “{text}”")
 
-        def run(_progress, cancelled):
-            for i, slot in enumerate(order):
-                if cancelled():
-                    return None
-                after = start_row if i == 0 else -1
-                if backwards and i > 0:
-                    after = len(threads[slot].calls)
-                row = query(threads[slot], after, backwards)
-                if row >= 0:
-                    return CallRef(threads[slot].index, row)
-            return None
+    def next_exception(self, backwards: bool = False) -> None:
+        """The next (previous) call that threw, was left by or caught an exception."""
+        self._jump(Q.EXCEPTION_FLAGS, backwards, "exception")
 
-        big = sum(len(t.calls) for t in threads) > SEARCH_IN_BACKGROUND_ABOVE
-        if not big:
-            self._found(run(None, lambda: False), what)
+    def next_native(self, backwards: bool = False) -> None:
+        """The next (previous) native call."""
+        self._jump(Q.NATIVE_FLAGS, backwards, "native call")
+
+    def _jump(self, mask: int, backwards: bool, what: str) -> None:
+        if self.analysis is None:
             return
-        if self._task is not None:
-            self._task.cancel()
-        self.status.setText(f"searching for {what} …")
-        task = Task(run, name="search")
-        task.succeeded.connect(lambda ref: self._found(ref, what))
-        task.failed.connect(self.status.setText)
-        self._task = task
+
+        def finder(cancelled):
+            return lambda thread, after, back: Q.next_flagged(thread, after, mask, back, cancelled)
+        self._search(finder, backwards, f"looking for the {what} …", f"no {what}")
+
+    def _start_point(self, backwards: bool) -> tuple[int, int]:
+        """(thread slot, row) to search from: the tree's current call (a thread: its start), else
+        the selected call, else the start (the end, backwards) of everything."""
+        where = self.model.locate(self.tree.currentIndex())
+        if where is not None:
+            slot, row, place = where
+            node = self.model._opened(slot, row) if place else None
+            if node is not None and len(node.rows):
+                if place == EARLIER:   # from just before the first child shown
+                    row = int(node.rows[0]) - (0 if backwards else 1)
+                else:                  # from the end of the last one's subtree
+                    row = self.model._next(slot, node) - (0 if backwards else 1)
+                return slot, row
+            return slot, (max(row, 0) if backwards else row)
+        ref = self.selection.call
+        if ref is not None and ref.thread in self.model._slots:
+            return self.model.slot_of(ref.thread), ref.row
+        if backwards:
+            last = len(self.analysis.threads) - 1
+            return last, len(self.analysis.threads[last].calls)
+        return 0, -1
+
+    def _search(self, finder, backwards: bool, busy: str, none: str) -> None:
+        analysis = self.analysis
+        if not analysis.threads:
+            return
+        self._cancel_task()
+        slot, row = self._start_point(backwards)
+
+        def work(_progress, cancelled):
+            return Q.search_threads(analysis, slot, row, finder(cancelled), backwards, cancelled)
+
+        if sum(len(t.calls) for t in analysis.threads) <= self.background_above:
+            self._search_done(analysis, none, work(None, lambda: False))
+            return
+        self.status.setText(busy)
+        task = Task(work, name="calltree-search")
+        task.succeeded.connect(lambda hit, a=analysis: self._search_done(a, none, hit))
+        task.failed.connect(self._search_failed)
+        self.task = task
         task.start()
 
-    def _found(self, ref: CallRef | None, what: str) -> None:
-        if ref is None:
-            self.status.setText(f"no {what}")
+    def _search_failed(self, message: str) -> None:
+        self.status.setText(message)
+        self.searchFinished.emit(None)
+
+    def _search_done(self, analysis: Analysis, none: str, hit: Q.Hit | None) -> None:
+        if analysis is not self.analysis:
             return
-        self.status.setText("")
+        self.task = None
+        if hit is None:
+            self.status.setText(none)
+            self.searchFinished.emit(None)
+            return
+        ref = CallRef(analysis.threads[hit.slot].index, hit.row)
+        self.status.setText("wrapped around" if hit.wrapped else "")
         self.reveal(ref)
         self.selection.select_call(ref, self)
+        self.searchFinished.emit(ref)
+
+    def _cancel_task(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            self.task = None

@@ -5,12 +5,15 @@ Analysis.call_name over every row, the flags column."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from jbgui.model import call_queries as Q
 from jbgui.model.analysis import Analysis, Flag
+
+PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +33,8 @@ def threads(program_runs, default_jdk) -> Analysis:
 @pytest.fixture(scope="module")
 def wide(program_runs, default_jdk) -> Analysis:
     untraced, run = program_runs("wide_calls", default_jdk)
-    assert run.exit_code == 0 and run.stdout == untraced.stdout, run.describe()
+    expected = (PROGRAMS_DIR / "wide_calls" / "expected_stdout.txt").read_text()
+    assert run.exit_code == 0 and run.stdout == untraced.stdout == expected, run.describe()
     return Analysis.open(run.trace_dir)
 
 
