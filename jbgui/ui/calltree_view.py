@@ -28,7 +28,9 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QObject, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QFont, QKeySequence, QPainter, QPainterPath, QPalette, QPen, QPixmap, QPolygonF
+from PySide6.QtGui import (
+    QAction, QColor, QFont, QKeySequence, QPainter, QPainterPath, QPalette, QPen, QPixmap, QPolygonF,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView, QApplication, QHBoxLayout, QLabel, QLineEdit, QToolButton, QTreeView, QVBoxLayout, QWidget,
 )
@@ -265,7 +267,8 @@ class CallTreeModel(QAbstractItemModel):
     def pack(slot: int, row: int, place: int = 0) -> int:
         """The internal id of a call (row -1: the thread), or with ``place`` of the "earlier"
         (:data:`EARLIER`) or "more" (:data:`LATER`) row below that call."""
-        return ((row + 1) << SLOT_BITS) | slot | (EARLIER_BIT if place == EARLIER else LATER_BIT if place == LATER else 0)
+        bits = EARLIER_BIT if place == EARLIER else LATER_BIT if place == LATER else 0
+        return ((row + 1) << SLOT_BITS) | slot | bits
 
     @staticmethod
     def unpack(internal: int) -> tuple[int, int, int]:
@@ -648,7 +651,9 @@ class CallTreeModel(QAbstractItemModel):
         if column == COL_INCL_BL:
             return int(calls.incl_blocks[row])
         node = self._opened(slot, int(calls.parent[row]))
-        position = node.position(row)
+        position = node.position(row) if node is not None else -1
+        if position < 0:   # an index kept from before the window moved
+            return 0
         if column == COL_EXCL_BC:
             return int(node.excl_bytecodes[position])
         if column == COL_EXCL_BL:
@@ -692,7 +697,8 @@ class CallTreeModel(QAbstractItemModel):
         if node is None:
             return None
         if place == EARLIER:
-            left, calls_left, word = node.lo, (int(node.rows[0]) if len(node.rows) else node.stop) - node.first, "earlier"
+            first_shown = int(node.rows[0]) if len(node.rows) else node.stop
+            left, calls_left, word = node.lo, first_shown - node.first, "earlier"
         else:
             left = node.total - node.lo - len(node.rows)
             calls_left, word = node.stop - self._next(slot, node), "more"
@@ -803,8 +809,8 @@ class CallTreeView(QWidget):
         self.status = QLabel("")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        # Actions with window-wide shortcuts (they work from the timeline too: the search starts
-        # at the selected call); the main window may also put them in a menu.
+        # Actions with window-wide shortcuts: they work from the timeline too, starting at the
+        # selected call (the tree follows the selection). The main window may put them in a menu.
         self.find_action = self._action("Find a call", QKeySequence.StandardKey.Find, self.focus_search)
         self.next_exception_action = self._action("Next exception", "Ctrl+E", lambda: self.next_exception(False))
         self.previous_exception_action = self._action("Previous exception", "Ctrl+Shift+E",
@@ -817,6 +823,8 @@ class CallTreeView(QWidget):
         buttons.setSpacing(2)
         for text, action in (("◀", self.previous_exception_action), ("Exception ▶", self.next_exception_action),
                              ("◀", self.previous_native_action), ("Native ▶", self.next_native_action)):
+            if action is self.previous_native_action:
+                buttons.addSpacing(10)
             button = QToolButton()
             button.setDefaultAction(action)
             button.setText(text)

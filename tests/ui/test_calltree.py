@@ -153,7 +153,8 @@ def test_children_carry_the_numbers_of_the_call_table(qtbot, make_view, exceptio
         assert text(view, child, COL_FLAGS) == ", ".join(flag_words(int(calls.flags[row])))
         assert model.hasChildren(child) == (int(calls.end[row]) > row + 1)
     for column in range(COL_CALLS, COL_DURATION + 1):
-        assert model.data(model.index(0, column, index), Qt.ItemDataRole.TextAlignmentRole) & Qt.AlignmentFlag.AlignRight
+        alignment = model.data(model.index(0, column, index), Qt.ItemDataRole.TextAlignmentRole)
+        assert alignment & Qt.AlignmentFlag.AlignRight
 
 
 def test_unusual_calls_have_their_words_icons_and_colours(make_view, exceptions, threads):
@@ -185,7 +186,8 @@ def test_unusual_calls_have_their_words_icons_and_colours(make_view, exceptions,
                                                                 Qt.ItemDataRole.ToolTipRole)
     # uncaught (threads: "doomed" dies of an exception) and truncated (DestroyJavaVM never ends)
     view.set_analysis(threads)
-    for kind, bit, word in (("uncaught", Flag.UNCAUGHT, "uncaught exception"), ("truncated", Flag.TRUNCATED, "truncated")):
+    for kind, bit, word in (("uncaught", Flag.UNCAUGHT, "uncaught exception"),
+                            ("truncated", Flag.TRUNCATED, "truncated")):
         thread = next(t for t in threads.threads if (np.asarray(t.calls.flags) & bit).any())
         row = int(np.flatnonzero(np.asarray(thread.calls.flags) & bit)[-1])
         index = view.model.index_of(CallRef(thread.index, row))
@@ -328,7 +330,8 @@ def test_next_exception_and_native_call_expand_their_ancestors(qtbot, make_view,
     view.activateWindow()
     qtbot.waitUntil(view.isActiveWindow)
     mask, key = (Q.EXCEPTION_FLAGS, Qt.Key.Key_E) if what == "exception" else (Q.NATIVE_FLAGS, Qt.Key.Key_N)
-    expected = [CallRef(t.index, int(r)) for t in natives.threads for r in np.flatnonzero(np.asarray(t.calls.flags) & mask)]
+    expected = [CallRef(t.index, int(r)) for t in natives.threads
+                for r in np.flatnonzero(np.asarray(t.calls.flags) & mask)]
     view.tree.setFocus()
     for ref in expected[:6]:
         qtbot.keyClick(view.tree, key, Qt.KeyboardModifier.ControlModifier)
