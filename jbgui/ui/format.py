@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import html
 
-import numpy as np
-
+from jbgui.model import call_queries as Q
 from jbgui.model.analysis import Analysis, Flag
 from jbgui.model.timeline import TimelineModel
 from jbgui.ui.selection import CallRef
@@ -66,7 +65,7 @@ def describe_call(analysis: Analysis, ref: CallRef, timeline: TimelineModel | No
     name = analysis.call_name(thread, row)
     flags = int(calls.flags[row])
     incl = int(calls.incl_bytecodes[row])
-    excl = own_bytecodes(calls, row)
+    excl = int(Q.exclusive_bytecodes(thread, [row])[0])
     lines = [f"<b>{html.escape(name)}</b>",
              f"thread {html.escape(thread.name)}, depth {int(calls.depth[row])}",
              f"bytecodes {format_count(incl)} (own {format_count(excl)}), blocks {format_count(int(calls.incl_blocks[row]))}",
@@ -86,14 +85,3 @@ def describe_call(analysis: Analysis, ref: CallRef, timeline: TimelineModel | No
     return "<br>".join(lines)
 
 
-def own_bytecodes(calls, row: int) -> int:
-    """Bytecodes a call executed itself: inclusive minus its children's inclusive."""
-    children = calls.children(row)
-    inner = int(np.asarray(calls.incl_bytecodes)[children].sum()) if len(children) else 0
-    return int(calls.incl_bytecodes[row]) - inner
-
-
-def own_blocks(calls, row: int) -> int:
-    children = calls.children(row)
-    inner = int(np.asarray(calls.incl_blocks)[children].sum()) if len(children) else 0
-    return int(calls.incl_blocks[row]) - inner

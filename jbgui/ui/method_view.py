@@ -21,7 +21,8 @@ from jbgui.model.call_blocks import call_block_counts
 from jbgui.model.method_info import MethodInfo, method_info
 from jbgui.model.sources import SourceLocator
 from jbgui.ui import colors
-from jbgui.ui.format import format_count, format_duration, own_bytecodes
+from jbgui.model import call_queries as Q
+from jbgui.ui.format import format_count, format_duration
 from jbgui.ui.listings import fetch_listing
 from jbgui.ui.loading import LoadedTrace
 from jbgui.ui.selection import CallRef, Selection
@@ -183,7 +184,7 @@ class MethodView(QWidget):
             calls = thread.calls
             row = self.call.row
             text = f"selected call: thread {e(thread.name)}, depth {int(calls.depth[row])}, " \
-                   f"{format_count(own_bytecodes(calls, row))} own bytecodes"
+                   f"{format_count(int(Q.exclusive_bytecodes(thread, [row])[0]))} own bytecodes"
             if self.loaded.timeline.has_clock:
                 start, end = self.loaded.timeline.thread_timeline(thread.index).span(row)
                 text += f", {format_duration(end - start)}"
@@ -290,14 +291,27 @@ class MethodView(QWidget):
             st = self.loaded.analysis.statics
             if self.call is not None:
                 thread = self.loaded.analysis.thread(self.call.thread)
-                children = thread.calls.children(self.call.row)
-                match = children[np.asarray(thread.calls.call_site)[children] == site] if len(children) else children
-                if len(match):
-                    self.selection.select_call(CallRef(self.call.thread, int(match[0])), self)
+                child = _first_child_from_site(thread, self.call.row, site)
+                if child >= 0:
+                    self.selection.select_call(CallRef(self.call.thread, child), self)
                     return
             target = int(st.s_target[site])
             if target:
                 self.selection.select_method(target, self)
+
+
+def _first_child_from_site(thread, row: int, site: int) -> int:
+    """The first call ``row`` made from call site ``site`` (-1 if none), children read in batches."""
+    start, stop = -1, int(thread.calls.end[row])
+    while True:
+        rows, start = Q.children_batch(thread.calls, row, start, 4096)
+        if not len(rows):
+            return -1
+        hits = np.flatnonzero(np.asarray(thread.calls.call_site)[rows] == site)
+        if len(hits):
+            return int(rows[hits[0]])
+        if start >= stop:
+            return -1
 
 
 def _count_blocks(progress, cancelled, analysis, thread, row) -> dict[int, int]:
