@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="chrome (trace-event JSON for ui.perfetto.dev and chrome://tracing), collapsed "
                              "(stacks for flamegraph.pl and speedscope), csv or parquet; default: from the "
                              "output file's suffix (.json, .folded, .csv, .parquet)")
-    parser.add_argument("-o", "--output", metavar="FILE", required=True,
+    parser.add_argument("-o", "--output", metavar="FILE",
                         help="the file to write ('-' for standard output, except parquet); written to a "
                              "temporary file first and renamed when complete")
     parser.add_argument("--thread", metavar="NAME", action="append", default=[],
@@ -68,6 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.output:
+        raise TraceInputError("give the output file with -o FILE (-o - for standard output)")
     fmt = _format(args)
     for option, formats in ONLY_FOR.items():
         if getattr(args, option) is not None and fmt not in formats:
@@ -124,10 +126,11 @@ def _options(args: argparse.Namespace, fmt: str) -> dict:
     threads = list(args.thread)
     if fmt == "chrome":
         max_events = _integer(args.max_events, "--max-events", E.DEFAULT_MAX_EVENTS)
-        return {"filter": E.CallFilter(threads=threads, start_ms=_number(args.start, "--start"),
-                                       end_ms=_number(args.end, "--end"), include=list(args.include or ()),
-                                       max_depth=_integer(args.max_depth, "--max-depth", None)),
-                "max_events": max_events or None, "truncate": bool(args.truncate)}
+        call_filter = E.CallFilter(threads=threads, start_ms=_number(args.start, "--start"),
+                                   end_ms=_number(args.end, "--end"), include=list(args.include or ()),
+                                   max_depth=_integer(args.max_depth, "--max-depth", None))
+        call_filter.validate()
+        return {"filter": call_filter, "max_events": max_events or None, "truncate": bool(args.truncate)}
     if fmt == "collapsed":
         weight = args.weight or "bytecodes"
         if weight not in E.WEIGHTS:
@@ -168,7 +171,7 @@ def _summary(result: E.ExportResult, output: str) -> str:
     where = "standard output" if output == "-" else output
     if result.format == "chrome":
         what = f"{result.rows:,} calls and {result.instants:,} instant events"
-        if not result.has_clock:
+        if result.rows and not result.has_clock:
             what += " (no clock: times are event indices)"
     elif result.format == "collapsed":
         what = f"{result.rows:,} stacks"

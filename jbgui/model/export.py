@@ -36,10 +36,8 @@ import numpy as np
 
 from jbgui import __version__
 from jbgui.model.analysis import CATCH_CLASS_INIT, CATCH_UNCAUGHT, Analysis, Flag, ThreadReplay
+from jbgui.model.cct import OVERFLOW_KEY, SYNTHETIC_KEY
 from jbgui.model.errors import TraceError
-# The calling-context key of a call into native or untraced code (SYNTHETIC_KEY + call site), taken
-# from where the metrics read the same trees.
-from jbgui.model.metrics import SYNTHETIC_KEY
 from jbgui.model.replay import Cancelled
 from jbgui.model.statics import M_JDK, Statics
 
@@ -256,7 +254,7 @@ def select_threads(analysis: Analysis, wanted: Sequence[str | int]) -> list[Thre
 def has_clock(threads: Sequence[ThreadReplay]) -> bool:
     """True when every thread with calls has clock samples to interpolate between (as the
     timeline decides): only then do times of different threads share an axis."""
-    with_calls = [t for t in threads if len(t.calls)]
+    with_calls = [t for t in threads if len(t.calls)] or list(threads)
     return bool(with_calls) and all(len(t.clock) >= 2 for t in with_calls)
 
 
@@ -1203,7 +1201,7 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
             w = incl.copy()
             has = parent >= 0
             np.subtract.at(w, parent[has], incl[has])
-        overflow = key < 0
+        overflow = key == OVERFLOW_KEY
         if overflow.any():
             capped.append(t.name)
             if weight != "calls":
@@ -1264,12 +1262,12 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
 
 def _context_frame(names: _Names, key: int, native: bool) -> str:
     """The frame name of a calling-context key: ``pkg.Cls.method(Params)``."""
-    if key < 0:
+    if key == OVERFLOW_KEY:
         return "(more contexts)"
     if key >= SYNTHETIC_KEY:
         cls, method, desc = names.parts(names.site_base + key - SYNTHETIC_KEY)
         return f"{cls}.{method}{java_parameters(desc)} [{'native' if native else 'untraced'}]"
-    if key >= names.site_base or not names.named[key]:
+    if not 0 < key < names.site_base or not names.named[key]:
         return f"<method {key}>"
     cls, method, desc = names.parts(key)
     return f"{cls}.{method}{java_parameters(desc)}"
