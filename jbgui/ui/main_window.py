@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from jbgui import __version__
 from jbgui.ui import settings as S
 from jbgui.ui.calltree_view import CallTreeView
+from jbgui.ui.export_dialog import ENTRIES, ExportDialog, run_export
 from jbgui.ui.loading import LoadedTrace, load_trace
 from jbgui.ui.method_view import MethodView
 from jbgui.ui.selection import Selection
@@ -136,6 +137,10 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self.reload_action = self._action(file_menu, "Re&load", self.reload, "Ctrl+Shift+L")
+        self.export_menu = file_menu.addMenu("&Export")
+        for label, fmt, table, suffix in ENTRIES:
+            action = self.export_menu.addAction(label)
+            action.triggered.connect(lambda _c=False, f=fmt, t=table, x=suffix: self.export(f, t, x))
         self.close_action = self._action(file_menu, "&Close trace", self.close_trace, QKeySequence.StandardKey.Close)
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -195,10 +200,13 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Opening cancelled", 5000)
 
     def _load_progress(self, done: int, total: int) -> None:
+        self._show_progress(done, total, "replaying")
+
+    def _show_progress(self, done: int, total: int, what: str) -> None:
         if total:
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(1000 * done / total))
-            self.progress.setFormat(f"replaying %p%")
+            self.progress.setFormat(f"{what} %p%")
 
     def _loaded(self, task: Task, loaded: LoadedTrace) -> None:
         if task is not self.task:
@@ -241,6 +249,41 @@ class MainWindow(QMainWindow):
 
     def close_trace(self) -> None:
         self.set_trace(None)
+
+    def export(self, fmt: str, table: str | None, suffix: str) -> None:
+        """File → Export: ask for the file and options, then export off the GUI thread."""
+        if self.loaded is None:
+            self.banner.show_message("Open a trace first: there is nothing to export.", error=False)
+            return
+        a = self.loaded.analysis
+        visible = None
+        if self.loaded.timeline.has_clock and self.timeline.item is not None:
+            (x0, x1), _ = self.timeline.viewbox.viewRange()
+            visible = (max(x0, 0.0) / 1e6, x1 / 1e6)
+        selected = a.thread(self.selection.call.thread).name if self.selection.call is not None else None
+        dialog = ExportDialog(self, fmt, table, suffix, self.loaded.path, [t.name for t in a.threads], selected,
+                              visible)
+        if dialog.exec() != ExportDialog.DialogCode.Accepted:
+            return
+        path = dialog.path.text().strip()
+        task = Task(run_export, a, path, fmt, dialog.options(), name="export")
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("exporting")
+        self.progress.show()
+        self.statusBar().showMessage(f"Exporting to {path} …")
+        task.progress.connect(lambda done, total: self._show_progress(done, total, "exporting"))
+        task.succeeded.connect(self._exported)
+        task.failed.connect(lambda message: self.banner.show_message(f"<b>Export failed</b><br>{message}"))
+        task.done.connect(self.progress.hide)
+        self._export_task = task
+        task.start()
+
+    def _exported(self, result) -> None:
+        what = {"chrome": "events", "collapsed": "stacks", "csv": "rows", "parquet": "rows"}.get(result.format, "rows")
+        self.statusBar().showMessage(f"Exported {result.rows:,} {what} to {result.path}", 15000)
+        if result.warnings:
+            self.banner.show_message("<b>Export finished with warnings</b><br>" + "<br>".join(result.warnings),
+                                     error=False)
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()

@@ -313,3 +313,28 @@ def test_screenshot_command(tmp_path, exceptions_trace):
                               str(tmp_path / "x.png")], capture_output=True, text=True, timeout=300, env=env)
     assert missing.returncode == 2 and "no such trace directory" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_file_export_writes_a_chrome_trace_of_the_visible_range(qtbot, window, exceptions_trace, tmp_path,
+                                                                 monkeypatch):
+    import json
+
+    from jbgui.ui.export_dialog import ExportDialog
+
+    open_trace(qtbot, window, exceptions_trace)
+    out = tmp_path / "visible.json"
+
+    def accept(dialog):
+        dialog.path.setText(str(out))
+        dialog.visible.setChecked(True)
+        return ExportDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ExportDialog, "exec", accept)
+    window.timeline.zoom(0.25)
+    window.export("chrome", None, ".json")
+    qtbot.waitUntil(lambda: out.exists() and "Exported" in window.statusBar().currentMessage(), timeout=60_000)
+    data = json.loads(out.read_text())
+    events = [e for e in data["traceEvents"] if e.get("ph") == "X"]
+    (x0, x1), _ = window.timeline.viewbox.viewRange()
+    assert events
+    assert all(e["ts"] < x1 / 1e3 and e["ts"] + e["dur"] > max(x0, 0) / 1e3 - 1 for e in events)
