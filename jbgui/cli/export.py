@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
     analysis = open_analysis(args.trace, progress=True)
     progress = _Progress(fmt) if sys.stderr.isatty() else None
-    if progress is not None and fmt != "collapsed":
+    if progress is not None:
         options["progress"] = progress
     try:
         if to_stdout:

@@ -174,13 +174,13 @@ def export_chrome(analysis: Analysis, path: str | Path, filter: CallFilter | Non
 
 
 def export_collapsed(analysis: Analysis, path: str | Path, weight: str = "bytecodes", per_thread: bool = False,
-                     threads: Sequence[str | int] = (), max_depth: int | None = None,
+                     threads: Sequence[str | int] = (), max_depth: int | None = None, progress: Progress = None,
                      cancelled: IsCancelled = None) -> ExportResult:
     """Collapsed stacks, one line per distinct calling context, weighted by exclusive
     ``bytecodes``, ``calls`` or exclusive ``blocks``; ``per_thread`` puts the thread name first;
     ``max_depth`` folds deeper contexts into their ancestor at that depth (0: top-level calls)."""
     with _atomic_output(path) as out:
-        return write_collapsed(analysis, out, weight, per_thread, threads, max_depth, cancelled, str(path))
+        return write_collapsed(analysis, out, weight, per_thread, threads, max_depth, progress, cancelled, str(path))
 
 
 def export_csv(analysis: Analysis, path: str | Path, table: str = "calls", threads: Sequence[str | int] = (),
@@ -279,9 +279,12 @@ def write_chrome(analysis: Analysis, out: BinaryIO, filter: CallFilter | None = 
     plan = _ChromePlan(names, include, filter.max_depth, window, clock)
 
     total_rows = sum(len(t.calls) for t in threads)
+    # With a cap the calls are walked twice (count, then write): progress spans both walks.
+    passes = 1 if max_events is None else 2
     cutoff = np.inf
     if max_events is not None:
-        kept, starts = _count_chrome(plan, threads, max_events, cancelled)
+        counted = (lambda done, _total: progress(done, passes * total_rows)) if progress is not None else None
+        kept, starts = _count_chrome(plan, threads, max_events, counted, cancelled)
         if kept > max_events:
             if not truncate:
                 raise ExportError(
@@ -302,7 +305,7 @@ def write_chrome(analysis: Analysis, out: BinaryIO, filter: CallFilter | None = 
                      "args": {"sort_index": t.index}})
     out.write(",\n".join(json.dumps(m, separators=(",", ":")) for m in meta).encode())
 
-    done = 0
+    done = (passes - 1) * total_rows
     for t in threads:
         exclusive = _Exclusive(t)
         for chunk in plan.chunks(t, cancelled):
@@ -317,7 +320,7 @@ def write_chrome(analysis: Analysis, out: BinaryIO, filter: CallFilter | None = 
                 result.instants += len(native)
             done += chunk.n
             if progress is not None:
-                progress(done, total_rows)
+                progress(done, passes * total_rows)
         text, n = _chrome_exception_instants(analysis, plan, t, pid, cutoff)
         out.write(text)
         result.instants += n
@@ -343,8 +346,8 @@ def write_chrome(analysis: Analysis, out: BinaryIO, filter: CallFilter | None = 
 
 
 def write_collapsed(analysis: Analysis, out: BinaryIO, weight: str = "bytecodes", per_thread: bool = False,
-                    threads: Sequence[str | int] = (), max_depth: int | None = None, cancelled: IsCancelled = None,
-                    label: str = "-") -> ExportResult:
+                    threads: Sequence[str | int] = (), max_depth: int | None = None, progress: Progress = None,
+                    cancelled: IsCancelled = None, label: str = "-") -> ExportResult:
     """:func:`export_collapsed` to a binary stream."""
     if weight not in WEIGHTS:
         raise ExportError(f"unknown weight {weight!r} (one of {', '.join(WEIGHTS)})")
@@ -353,7 +356,8 @@ def write_collapsed(analysis: Analysis, out: BinaryIO, weight: str = "bytecodes"
     selected = select_threads(analysis, threads)
     result = ExportResult(label, "collapsed")
     capped: list[str] = []
-    for level_lines, n in _merged_contexts(analysis, selected, weight, per_thread, max_depth, capped, cancelled):
+    for level_lines, n in _merged_contexts(analysis, selected, weight, per_thread, max_depth, capped, progress,
+                                           cancelled):
         out.write(level_lines)
         result.rows += n
     result.total = result.rows
@@ -386,9 +390,22 @@ def write_csv(analysis: Analysis, out: BinaryIO, table: str = "calls", threads: 
 @contextmanager
 def _atomic_output(path: str | Path, binary_path: bool = False) -> Iterator:
     """A temporary file beside ``path`` (a stream, or its path with ``binary_path``), renamed to
-    ``path`` when the block completes and removed when it fails."""
+    ``path`` when the block completes and removed when it fails.
+
+    A ``path`` that exists and is not a regular file (``/dev/null``, a named pipe, a terminal) is
+    written in place: renaming over it would replace the device or pipe with a file."""
     path = Path(path)
     check_output(path)
+    if path.exists() and not path.is_file():
+        try:
+            if binary_path:
+                yield str(path)
+            else:
+                with open(path, "wb", buffering=1 << 20) as stream:
+                    yield stream
+        except OSError as error:
+            raise ExportError(f"{path}: cannot write: {error.strerror or error}") from error
+        return
     directory = path.parent if str(path.parent) else Path(".")
     tmp = directory / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part"
     try:
@@ -892,13 +909,17 @@ class _ChromePlan:
         return _timed_chunks(thread, self.clock, cancelled, self.matches)
 
 
-def _count_chrome(plan: _ChromePlan, threads: list[ThreadReplay], limit: int,
+def _count_chrome(plan: _ChromePlan, threads: list[ThreadReplay], limit: int, progress: Progress,
                   cancelled: IsCancelled) -> tuple[int, np.ndarray]:
     """Events the plan keeps, and the ``limit + 1`` earliest start times among them (sorted)."""
     total = 0
+    done = 0
     earliest = np.zeros(0, np.int64)
     for t in threads:
         for chunk in plan.chunks(t, cancelled):
+            done += chunk.n
+            if progress is not None:
+                progress(done, 0)
             rows = np.nonzero(plan.keep(chunk))[0]
             starts = chunk.start[rows]
             native = starts[(chunk.flags[rows] & Flag.NATIVE) != 0]
@@ -1163,7 +1184,7 @@ def _thread_total(thread: ThreadReplay, column: str) -> int:
 
 
 def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: str, per_thread: bool,
-                     max_depth: int | None, capped: list[str],
+                     max_depth: int | None, capped: list[str], progress: Progress,
                      cancelled: IsCancelled) -> Iterator[tuple[bytes, int]]:
     """Lines ``frame;…;frame count`` of every calling context with a non-zero count, level by level.
 
@@ -1245,6 +1266,8 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
     n_frames = len(frame_list)
     for level in range(len(bounds) - 1):
         _check_cancelled(cancelled)
+        if progress is not None:
+            progress(int(bounds[level]), len(parent))      # contexts done
         nodes = order[bounds[level]:bounds[level + 1]]
         up = merged[parent[nodes]] if level else np.full(len(nodes), -1, np.int64)
         uniq, inverse = np.unique((up + 1) * n_frames + frame[nodes], return_inverse=True)

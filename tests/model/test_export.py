@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import shutil
+import stat
+import threading
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -469,6 +472,35 @@ def test_parquet_equals_csv(threads, tmp_path):
                 assert [str(v) if v is not None else "" for v in values] == expected, name
 
 
+def test_names_that_need_escaping_survive_every_format(record, default_jdk, tmp_path):
+    run = record("odd_names", default_jdk)
+    assert run.exit_code == 0, run.describe()
+    analysis = Analysis.open(run.trace_dir)
+    name = 'odd;name, "quoted"\tand\nsecond line'
+    odd = analysis.thread(name)
+
+    E.export_chrome(analysis, tmp_path / "t.json")
+    events = load_chrome(tmp_path / "t.json")["traceEvents"]
+    assert [e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name" and
+            e["tid"] == odd.index] == [name]
+
+    E.export_csv(analysis, tmp_path / "t.csv", threads=[name])
+    header, rows = read_csv(tmp_path / "t.csv")
+    assert len(rows) == len(odd.calls) and {r[header.index("thread_name")] for r in rows} == {name}
+
+    E.export_collapsed(analysis, tmp_path / "t.folded", per_thread=True)
+    lines = (tmp_path / "t.folded").read_text().splitlines()
+    assert all(COLLAPSED_LINE.match(line) for line in lines)
+    frame = 'odd,name, "quoted"\tand second line'
+    mine = [line for line in lines if line.startswith(frame + ";")]
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in mine) == total_bytecodes(analysis, [odd])
+    assert any("Main.work(int)" in line for line in mine)
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    E.export_parquet(analysis, tmp_path / "t.parquet", threads=[name])
+    assert set(pq.read_table(tmp_path / "t.parquet").column("thread_name").to_pylist()) == {name}
+
+
 # --------------------------------------------------------------------------------- files
 
 def test_a_failed_or_cancelled_export_leaves_no_file(exceptions, tmp_path):
@@ -492,6 +524,21 @@ def test_a_failed_or_cancelled_export_leaves_no_file(exceptions, tmp_path):
     with pytest.raises(E.ExportError, match="empty time range"):
         E.export_chrome(exceptions, out, E.CallFilter(start_ms=5, end_ms=1))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_an_existing_pipe_is_written_in_place_not_replaced(exceptions, tmp_path):
+    """A named pipe (like /dev/null or a terminal) is not a file: renaming the finished export
+    over it would replace it, so it is written directly."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()))
+    reader.start()
+    result = E.export_collapsed(exceptions, pipe, weight="calls")
+    reader.join(timeout=60)
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    assert len(received[0].decode().splitlines()) == result.rows > 0
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]
 
 
 def test_java_parameters():
