@@ -36,6 +36,7 @@ import numpy as np
 
 from jbgui import __version__
 from jbgui.model.analysis import CATCH_CLASS_INIT, CATCH_UNCAUGHT, Analysis, Flag, ThreadReplay
+from jbgui.model.call_queries import exclusive
 from jbgui.model.cct import OVERFLOW_KEY, SYNTHETIC_KEY
 from jbgui.model.errors import TraceError
 from jbgui.model.replay import Cancelled
@@ -307,12 +308,11 @@ def write_chrome(analysis: Analysis, out: BinaryIO, filter: CallFilter | None = 
 
     done = (passes - 1) * total_rows
     for t in threads:
-        exclusive = _Exclusive(t)
         for chunk in plan.chunks(t, cancelled):
             keep = plan.keep(chunk) & (chunk.start < cutoff)
             rows = np.nonzero(keep)[0]
             if len(rows):
-                out.write(_chrome_complete(plan, chunk, rows, pid, exclusive))
+                out.write(_chrome_complete(plan, chunk, rows, pid))
                 native = rows[(chunk.flags[rows] & Flag.NATIVE) != 0]
                 if len(native):
                     out.write(_chrome_native_instants(plan, chunk, native, pid))
@@ -329,8 +329,8 @@ def write_chrome(analysis: Analysis, out: BinaryIO, filter: CallFilter | None = 
     if result.truncated:
         shown = f"{cutoff / unit:,.3f} ms" if clock else f"event {cutoff:,.0f}"
         result.warnings.append(f"chrome export truncated to the first {result.rows + result.instants:,} of "
-                               f"{result.total:,} events (those starting before {shown}); narrow it with "
-                               "--thread, --start/--end, --include or --max-depth to see the rest")
+                               f"{result.total:,} events (those starting before {shown}); narrow the export (threads, "
+                               "time range, class prefixes, depth) to see the rest")
     other = {"exporter": f"jbgui {__version__}", "trace": str(analysis.trace.path), "jvm": jvm,
              "clock": clock,
              "time": ("nanoseconds since the trace started, interpolated between clock samples, written as "
@@ -779,14 +779,6 @@ def _nest(depth, keep, start, end, kept_depth, stack_start, stack_end, stack_kep
         stack_kept[d] = k + (1 if keep[i] else 0)
 
 
-@numba.njit(cache=True, nogil=True)
-def _child_sums(parent, values, out):  # pragma: no cover - numba
-    for i in range(len(parent)):
-        p = parent[i]
-        if p >= 0:
-            out[p] += values[i]
-
-
 @dataclass
 class _Chunk:
     """Rows ``lo``..``lo + n`` of one thread's calls with their times (clamped to nest)."""
@@ -937,7 +929,7 @@ def _smallest(values: np.ndarray, k: int) -> np.ndarray:
     return np.partition(values, k - 1)[:k]
 
 
-def _chrome_complete(plan: _ChromePlan, chunk: _Chunk, rows: np.ndarray, pid: int, exclusive: _Exclusive) -> bytes:
+def _chrome_complete(plan: _ChromePlan, chunk: _Chunk, rows: np.ndarray, pid: int) -> bytes:
     """Complete events (``ph: "X"``), one per row, each preceded by ``,\n``."""
     keys = chunk.name_keys[rows]
     flags = chunk.flags[rows]
@@ -945,7 +937,7 @@ def _chrome_complete(plan: _ChromePlan, chunk: _Chunk, rows: np.ndarray, pid: in
     category = np.where(flags & Flag.NATIVE, 2, np.where(flags & Flag.UNTRACED, 3, np.where(jdk, 1, 0)))
     start, end = chunk.start[rows], chunk.end[rows]
     incl = np.asarray(chunk.thread.calls.incl_bytecodes[chunk.lo:chunk.lo + chunk.n], np.int64)[rows]
-    excl = incl - exclusive.callees(chunk, "incl_bytecodes")[rows]
+    excl = exclusive(chunk.thread, rows + chunk.lo, "incl_bytecodes")
     text = _concat([
         f',\n{{"ph":"X","pid":{pid},"tid":{chunk.thread.index},"ts":'.encode(), plan.time(start),
         b',"dur":', plan.time(end - start), b',"name":', plan.name_pool.text(keys),
@@ -1016,29 +1008,6 @@ def _chrome_exception_instants(analysis: Analysis, plan: _ChromePlan, thread: Th
     return "".join(events).encode(), len(events)
 
 
-# ====================================================================== exclusive counts
-
-class _Exclusive:
-    """Per thread, the sum of each call's direct callees' inclusive counts (inclusive minus this
-    is exclusive). A callee may come chunks after its caller, so the sums are computed for the
-    whole thread, on first use, by one pass over the parent column (8 bytes per call)."""
-
-    def __init__(self, thread: ThreadReplay):
-        self.thread = thread
-        self.sums: dict[str, np.ndarray] = {}
-
-    def callees(self, chunk: _Chunk, column: str) -> np.ndarray:
-        sums = self.sums.get(column)
-        if sums is None:
-            calls = self.thread.calls
-            sums = self.sums[column] = np.zeros(len(calls), np.int64)
-            values = getattr(calls, column)
-            for lo in range(0, len(calls), 1 << 22):
-                hi = min(len(calls), lo + (1 << 22))
-                _child_sums(np.asarray(calls.parent[lo:hi], np.int64), np.asarray(values[lo:hi], np.int64), sums)
-        return sums[chunk.lo:chunk.lo + chunk.n]
-
-
 # ====================================================================== tables
 
 @dataclass
@@ -1064,19 +1033,19 @@ def _call_chunks(analysis: Analysis, threads: list[ThreadReplay], progress: Prog
     done = 0
     for t in threads:
         calls = t.calls
-        exclusive = _Exclusive(t)
         for chunk in _timed_chunks(t, clock, cancelled):
             lo, hi = chunk.lo, chunk.lo + chunk.n
             keys = names.keys(chunk.method, chunk.site)
             incl_bc = np.asarray(calls.incl_bytecodes[lo:hi], np.int64)
             incl_bl = np.asarray(calls.incl_blocks[lo:hi], np.int64)
+            rows = np.arange(lo, hi, dtype=np.int64)
             yield _Columns(chunk.n, {
-                "row": np.arange(lo, hi, dtype=np.int64), "parent": chunk.parent, "depth": chunk.depth,
+                "row": rows, "parent": chunk.parent, "depth": chunk.depth,
                 "method_id": np.where(keys < names.site_base, keys, chunk.method), "first_event": chunk.first,
                 "last_event": chunk.last, "start_ns": chunk.start if clock else None,
                 "end_ns": chunk.end if clock else None, "incl_bytecodes": incl_bc,
-                "excl_bytecodes": incl_bc - exclusive.callees(chunk, "incl_bytecodes"), "incl_blocks": incl_bl,
-                "excl_blocks": incl_bl - exclusive.callees(chunk, "incl_blocks")},
+                "excl_bytecodes": exclusive(t, rows, "incl_bytecodes"), "incl_blocks": incl_bl,
+                "excl_blocks": exclusive(t, rows, "incl_blocks")},
                 {**{name: (pool, keys) for name, pool in pools.items()}, "flags": (flag_pool, chunk.flags)},
                 {"thread": t.index, "thread_name": t.name})
             done += chunk.n
