@@ -4,6 +4,8 @@ PYTHON_BIN := .venv/bin/python
 JBTRACE    := .venv/bin/jbtrace
 EXAMPLES   := build/examples
 DEMO_TRACE := build/demo-trace
+DEMO_SHOT  := build/demo-explorer.png
+JBGUI      := .venv/bin/jbgui
 
 .PHONY: setup test test-slow demo bench clean distclean
 
@@ -24,7 +26,7 @@ test: setup
 test-slow: setup
 	$(call run_pytest,-m slow)
 
-# Compile the bundled example, record it, and show what was recorded.
+# Compile the bundled example, record it, show what was recorded, and open the explorer on it.
 demo: setup
 	@rm -rf $(EXAMPLES)
 	@mkdir -p $(EXAMPLES)
@@ -42,6 +44,17 @@ demo: setup
 	@echo
 	@echo "== agent warnings ($(DEMO_TRACE)/agent.log)"
 	@cat $(DEMO_TRACE)/agent.log
+	@echo
+	@# The explorer on the trace: in a window when there is a display, else a screenshot of it
+	@# rendered on a virtual one (Xvfb), so that the demo shows something on any machine.
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+		echo "== opening the explorer on $(DEMO_TRACE)"; \
+		$(JBGUI) $(DEMO_TRACE); \
+	else \
+		echo "== no display: the explorer's window on $(DEMO_TRACE), rendered to $(DEMO_SHOT)"; \
+		xvfb-run -a -s "-screen 0 1600x1000x24" $(JBGUI) $(DEMO_TRACE) --screenshot $(DEMO_SHOT) \
+			--select "main:Shapes.printAreas" --view method; \
+	fi
 
 # Benchmarks are scripts that print side-by-side measurements; there is nothing to assert.
 bench: setup

@@ -40,7 +40,9 @@ import os
 from PyInstaller.utils.hooks import collect_data_files, collect_submodules, collect_dynamic_libs
 
 root = {root!r}
-hidden = collect_submodules("jbgui") + collect_submodules("pyqtgraph") + ["numba", "llvmlite", "jpype", "lxml.etree"]
+# pyqtgraph's own modules come through pyinstaller-hooks-contrib's hook; jbgui's views import
+# theirs explicitly.
+hidden = collect_submodules("jbgui") + ["numba", "llvmlite", "jpype", "lxml.etree"]
 datas = collect_data_files("jbgui", includes=["agent/java/**/*.java", "ui/icons/*.svg"])
 datas += collect_data_files("pyqtgraph", excludes=["**/examples/**"])
 binaries = collect_dynamic_libs("llvmlite")
@@ -70,8 +72,10 @@ def build() -> Path:
     spec = WORK / "jbgui.spec"
     spec.write_text(SPEC.format(root=str(ROOT)))
     shutil.rmtree(DIST / "jbgui", ignore_errors=True)
+    # Hooks import Qt modules to inspect them: no display is needed for that.
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     run([str(python), "-m", "PyInstaller", "--noconfirm", "--clean", "--distpath", str(DIST),
-         "--workpath", str(WORK / "work"), str(spec)], cwd=WORK)
+         "--workpath", str(WORK / "work"), str(spec)], cwd=WORK, env=env)
     exe = DIST / "jbgui" / "jbgui"
     size = sum(f.stat().st_size for f in (DIST / "jbgui").rglob("*") if f.is_file())
     print(f"bundle: {exe} ({size / 2**20:.0f} MiB in {DIST / 'jbgui'})")
