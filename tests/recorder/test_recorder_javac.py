@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from jbgui.model import layout
+from jbgui.model.check import ERROR, FATAL, WARNING, run_check
 
 # The flags under which java/util compiles cleanly (no output at all) on JDK 17 and 25.
 JAVAC_FLAGS = ("-implicit:none", "-proc:none", "-XDignore.symbol.file", "-nowarn")
@@ -123,3 +124,8 @@ def test_javac_compiles_java_util_identically(jdk, jdk_package_sources, run_comm
         assert len(files) == 121
     meta = check_same_compilation(*results, facts)
     assert meta["counts"]["events"] > 100_000_000
+    # The analyzer replays the whole trace, and jbtrace check finds nothing wrong with it.
+    report = run_check(results[2].trace_dir)
+    problems = [f.format() for f in report.findings if f.severity in (ERROR, WARNING, FATAL)]
+    assert not problems, "\n".join(problems)
+    assert report.stats["events"] == meta["counts"]["events"]
