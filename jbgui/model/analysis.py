@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jbgui.model import call_summary as CS
 from jbgui.model import cct as CCT
 from jbgui.model import replay as R
 from jbgui.model import replay_kernel as K
@@ -158,6 +159,19 @@ class ThreadReplay:
         return self._cct
 
     _cct: dict | None = None
+    _summary: dict | None = None
+
+    @property
+    def call_summary(self) -> dict[str, np.ndarray]:
+        """Calls per method (``method_ids``/``method_calls``), per flag bit (``flag_counts``) and
+        the deepest depth (:mod:`jbgui.model.call_summary`), computed once and kept."""
+        if self._summary is None:
+            if len(self.calls):
+                self._summary = CS.load_or_compute(self.calls, self.calls.directory)
+            else:
+                self._summary = {"method_ids": np.zeros(0, np.int64), "method_calls": np.zeros(0, np.int64),
+                                 "flag_counts": np.zeros(CS.FLAG_BITS, np.int64), "max_depth": np.array([-1])}
+        return self._summary
 
     def times(self, events: np.ndarray) -> np.ndarray:
         """Nanoseconds since the trace started for event indices (interpolated between the clock

@@ -9,12 +9,14 @@ vectorised operations whatever the trace's size.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import numpy as np
 
 from jbgui.model import layout
 from jbgui.model.analysis import Analysis, Flag, ThreadReplay
+from jbgui.model.call_summary import flag_count
 from jbgui.model.cct import OVERFLOW_KEY, SYNTHETIC_KEY
 from jbgui.model.replay_kernel import CATCH_UNCAUGHT
 
@@ -34,9 +36,10 @@ def per_method(analysis: Analysis) -> dict[str, np.ndarray]:
     n = st.max_method_id + 1
     calls = np.zeros(n, np.int64)
     for t in analysis.threads:
-        if len(t.calls):
-            m = np.asarray(t.calls.method)
-            calls += np.bincount(m[m > 0], minlength=n)[:n]
+        summary = t.call_summary
+        ids = summary["method_ids"]
+        keep = ids < n
+        calls[ids[keep]] += summary["method_calls"][keep]
     blocks = np.bincount(st.b_method, weights=analysis.block_counts, minlength=n)[:n].astype(np.int64) \
         if st.n_blocks else np.zeros(n, np.int64)
     bytecodes = np.bincount(st.b_method, weights=analysis.block_counts * st.b_metrics[:, 0], minlength=n)[:n] \
@@ -134,18 +137,18 @@ def _context_name(analysis: Analysis, key: int) -> str:
 
 def thread_summary(analysis: Analysis, thread: ThreadReplay) -> dict:
     calls = thread.calls
-    flags = np.asarray(calls.flags) if len(calls) else np.zeros(0, np.int64)
+    summary = thread.call_summary
     return {
         "index": thread.index, "name": thread.name, "events": thread.events, "calls": len(calls),
-        "max_depth": int(np.max(calls.depth)) + 1 if len(calls) else 0,
+        "max_depth": int(summary["max_depth"][0]) + 1,
         "blocks": int(thread.block_counts.sum()),
         "metrics": block_metric_totals(analysis, thread.block_counts),
         "exceptions": len(thread.exceptions),
         "uncaught": int(np.count_nonzero(thread.exceptions["catch_row"] == CATCH_UNCAUGHT)) if len(thread.exceptions) else 0,
-        "native_calls": int(np.count_nonzero(flags & Flag.NATIVE)),
-        "untraced_calls": int(np.count_nonzero(flags & Flag.UNTRACED)),
-        "implicit_calls": int(np.count_nonzero(flags & Flag.IMPLICIT)),
-        "truncated_calls": int(np.count_nonzero(flags & Flag.TRUNCATED)),
+        "native_calls": flag_count(summary, Flag.NATIVE),
+        "untraced_calls": flag_count(summary, Flag.UNTRACED),
+        "implicit_calls": flag_count(summary, Flag.IMPLICIT),
+        "truncated_calls": flag_count(summary, Flag.TRUNCATED),
         "class_loads": len(thread.class_loads),
     }
 
@@ -172,4 +175,28 @@ def compute(analysis: Analysis, top: int = 20) -> dict:
         "opcodes": opcode_histogram(analysis),
         "hottest_contexts": {t.name: hottest_contexts(analysis, t, 5) for t in analysis.threads},
         "problems": analysis.problems,
+    }
+
+
+def run_summary(analysis: Analysis, top: int = 15) -> dict:
+    """What the explorer's summary page shows, as plain data: the run's metadata and launch
+    record, the whole run's metrics, each thread's summary, the hottest methods by their own
+    bytecodes (with method ids), polymorphic call sites and the trace's problems."""
+    st = analysis.statics
+    per = per_method(analysis)
+    own = per["bytecodes"]
+    hot = [int(m) for m in np.argsort(-own, kind="stable")[:top] if own[m] > 0]
+    try:
+        launch = json.loads((analysis.trace.path / "launch.json").read_text())
+    except (OSError, ValueError):
+        launch = {}
+    return {
+        "metadata": analysis.trace.metadata,
+        "launch": launch,
+        "run_metrics": block_metric_totals(analysis, analysis.block_counts),
+        "threads": [thread_summary(analysis, t) for t in analysis.threads],
+        "hottest": [{"method": m, "name": st.method_qualified(m), "calls": int(per["calls"][m]),
+                     "bytecodes": int(own[m])} for m in hot],
+        "polymorphic": polymorphism(analysis)[:5],
+        "problems": list(analysis.problems),
     }

@@ -27,7 +27,7 @@ import html
 import math
 
 import numpy as np
-from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QTimer, QAbstractItemModel, QEvent, QModelIndex, QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QAction, QColor, QFont, QKeySequence, QPainter, QPainterPath, QPalette, QPen, QPixmap, QPolygonF,
 )
@@ -789,6 +789,7 @@ class CallTreeView(QWidget):
         self.tree = _Tree()
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
+        self.tree.setIndentation(12)  # call stacks run deep: keep names in view
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.tree.setAllColumnsShowFocus(True)
@@ -937,7 +938,19 @@ class CallTreeView(QWidget):
         finally:
             self._quiet = False
         self.tree.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        self._show_name(len(chain))
         return True
+
+    def _show_name(self, level: int) -> None:
+        """Deep calls are indented far right: widen the name column to hold the indentation and
+        the name, and scroll so that the name (not the numbers) is in view."""
+        indent = self.tree.indentation() * (level + 1)
+        header = self.tree.header()
+        if header.sectionSize(0) < indent + 260:
+            header.resizeSection(0, indent + 260)
+        bar = self.tree.horizontalScrollBar()
+        # after the view has laid out the wider column (the scroll range is not known before)
+        QTimer.singleShot(0, lambda: bar.setValue(max(0, min(bar.maximum(), indent - 40))))
 
     # ------------------------------------------------------------------ search and jumps
 

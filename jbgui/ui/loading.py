@@ -10,6 +10,7 @@ from pathlib import Path
 
 from jbgui.model.analysis import Analysis
 from jbgui.model.errors import TraceError
+from jbgui.model.metrics import run_summary
 from jbgui.model.replay import Cancelled
 from jbgui.model.timeline import TimelineModel
 
@@ -21,6 +22,7 @@ class LoadedTrace:
     path: Path
     analysis: Analysis
     timeline: TimelineModel
+    summary: dict = field(default_factory=dict)
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -38,4 +40,5 @@ def load_trace(progress: Callable[[int, int], None], cancelled: Callable[[], boo
     except Cancelled:
         raise
     timeline = TimelineModel(analysis)
-    return LoadedTrace(path, analysis, timeline, time.perf_counter() - started, list(analysis.problems))
+    summary = run_summary(analysis)
+    return LoadedTrace(path, analysis, timeline, summary, time.perf_counter() - started, list(analysis.problems))

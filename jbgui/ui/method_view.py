@@ -15,7 +15,9 @@ import math
 
 import numpy as np
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget,
+)
 
 from jbgui.model.call_blocks import call_block_counts
 from jbgui.model.method_info import MethodInfo, method_info
@@ -47,6 +49,7 @@ class MethodView(QWidget):
         self._tasks: list[Task] = []
         self.header = QLabel("Select a call or a method")
         self.header.setWordWrap(True)
+        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.whole = QRadioButton("whole run")
         self.this_call = QRadioButton("selected call")

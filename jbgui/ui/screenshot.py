@@ -42,14 +42,17 @@ def prepare_view(window, view: str, select: str | None, zoom: float | None) -> s
             center = (start + end) / 2
             half = (tl.t_max - tl.t_min) * zoom / 2
             window.timeline.viewbox.setXRange(center - half, center + half, padding=0)
-    if view == "summary":
-        window.tabs.setCurrentWidget(window.summary)
-    elif view == "timeline":
-        window.tabs.setCurrentWidget(window.timeline)
-    elif view == "calltree":
-        window.tree_dock.show()
-        window.tree_dock.raise_()
-    elif view == "method":
-        window.method_dock.show()
-        window.method_dock.raise_()
+    # The view in front gets the room: the docks share the width with the centre.
+    from PySide6.QtCore import Qt
+
+    width = window.width()
+    shares = {"summary": (0.22, 0.25), "timeline": (0.22, 0.25), "calltree": (0.45, 0.22), "method": (0.25, 0.38)}
+    tree_share, method_share = shares.get(view, (0.22, 0.25))
+    window.tree_dock.show()
+    window.method_dock.show()
+    window.resizeDocks([window.tree_dock, window.method_dock], [int(width * tree_share), int(width * method_share)],
+                       Qt.Orientation.Horizontal)
+    window.tabs.setCurrentWidget(window.summary if view == "summary" else window.timeline)
+    if select and view != "summary" and window.selection.call is not None:
+        window.timeline.reveal(window.selection.call)
     return None

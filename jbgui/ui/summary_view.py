@@ -7,43 +7,14 @@ method view), through the shared :class:`Selection`.
 from __future__ import annotations
 
 import html
-import json
 
-import numpy as np
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from jbgui.model import layout, metrics
-from jbgui.model.analysis import Analysis
+from jbgui.model import layout
 from jbgui.ui.format import format_count, format_duration
 from jbgui.ui.loading import LoadedTrace
 from jbgui.ui.selection import CallRef, Selection
-
-TOP_METHODS = 15
-
-
-def summary_data(analysis: Analysis) -> dict:
-    """What the page shows, as plain data (tests read it too)."""
-    st = analysis.statics
-    per = metrics.per_method(analysis)
-    own = per["bytecodes"]
-    hot = [int(m) for m in np.argsort(-own, kind="stable")[:TOP_METHODS] if own[m] > 0]
-    meta = analysis.trace.metadata
-    try:
-        launch = json.loads((analysis.trace.path / "launch.json").read_text())
-    except (OSError, ValueError):
-        launch = {}
-    return {
-        "metadata": meta,
-        "launch": launch,
-        "run_metrics": metrics.block_metric_totals(analysis, analysis.block_counts),
-        "threads": [metrics.thread_summary(analysis, t) for t in analysis.threads],
-        "hottest": [{"method": m, "name": st.method_qualified(m), "calls": int(per["calls"][m]),
-                     "bytecodes": int(own[m])} for m in hot],
-        "polymorphic": metrics.polymorphism(analysis)[:5],
-        "problems": list(analysis.problems),
-    }
-
 
 class SummaryView(QWidget):
     """The run's summary page."""
@@ -74,7 +45,7 @@ class SummaryView(QWidget):
             self.data = None
             self.show_welcome()
             return
-        self.data = summary_data(loaded.analysis)
+        self.data = loaded.summary
         self.browser.setHtml(self._html(loaded, self.data))
 
     # ------------------------------------------------------------------ rendering
@@ -87,6 +58,8 @@ class SummaryView(QWidget):
         jvm = meta.get("jvm", {})
         e = html.escape
         command = " ".join(launch.get("command", [])) or jvm.get("command", "")
+        if len(command) > 400:
+            command = command[:400] + f" … ({len(command) - 400:,} more characters)"
         status = meta.get("status", "?")
         status_text = "complete" if status == "complete" else \
             "<span style='color:#c62828'><b>cut off</b> (the JVM was killed or crashed; the trace ends where it stopped)</span>"

@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from pyqtgraph.Qt import internals as pg_internals
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QToolTip, QVBoxLayout, QWidget
 
 from jbgui.model.analysis import Analysis, Flag
 from jbgui.model.timeline import ThreadTimeline, TimelineModel
@@ -180,7 +180,11 @@ class FlameItem(pg.GraphicsObject):
             # a merged subtree reaches down to its deepest call
             heights = (rects.depth_end - rects.depth + 1) * ROW * sy - 1.0
             heights = np.maximum(heights, 1.0)
-            slots = colors.call_slots(rects.method, rects.flags, self.hues)
+            # A merged subtree takes its first call's package colour: that call is often a tiny
+            # native or untraced one, whose grey would stand for everything folded in with it.
+            flags = np.where(rects.merged, rects.flags & ~int(Flag.NATIVE | Flag.UNTRACED | Flag.TRUNCATED),
+                             rects.flags)
+            slots = colors.call_slots(rects.method, flags, self.hues)
             order = np.argsort(slots, kind="stable")
             bounds = np.flatnonzero(np.diff(slots[order])) + 1
             starts = np.concatenate(([0], bounds))
@@ -321,6 +325,8 @@ class TimelineView(QWidget):
         self.viewbox.sigXRangeChanged.connect(self._x_range_changed)
         self.info = QLabel("No trace open")
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A long method name must not widen the window: the label takes the room there is.
+        self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         controls = QHBoxLayout()
         controls.setContentsMargins(4, 2, 4, 2)
         for text, tip, slot in (("−", "Zoom out (-)", lambda: self.zoom(2.0)), ("+", "Zoom in (+)", lambda: self.zoom(0.5)),

@@ -1,0 +1,73 @@
+"""Per-thread totals over the call table that the summary and ``jbtrace stats`` show: calls per
+method, calls per flag, the deepest call. One numba pass over the columns (chunk by chunk, so a
+memory-mapped table of hundreds of millions of calls is read once, in bounded memory), kept beside
+the columns so that a second open shows them at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numba
+import numpy as np
+
+CHUNK_ROWS = 1 << 24
+FLAG_BITS = 16
+_FILE = "call_summary.npz"
+
+
+@numba.njit(cache=True, nogil=True)
+def _summarize(method, flags, depth, counts, flag_counts, max_depth):
+    for i in range(len(method)):
+        m = method[i]
+        if 0 < m < len(counts):
+            counts[m] += 1
+        f = flags[i]
+        if f:
+            for b in range(len(flag_counts)):
+                if f & (1 << b):
+                    flag_counts[b] += 1
+        if depth[i] > max_depth:
+            max_depth = depth[i]
+    return max_depth
+
+
+def compute(calls) -> dict[str, np.ndarray]:
+    n = len(calls)
+    method = calls.method
+    top = 1
+    for lo in range(0, n, CHUNK_ROWS):
+        top = max(top, int(np.asarray(method[lo:lo + CHUNK_ROWS]).max()) + 1)
+    counts = np.zeros(top, np.int64)
+    flag_counts = np.zeros(FLAG_BITS, np.int64)
+    max_depth = -1
+    for lo in range(0, n, CHUNK_ROWS):
+        hi = min(n, lo + CHUNK_ROWS)
+        max_depth = _summarize(np.asarray(method[lo:hi]), np.asarray(calls.flags[lo:hi]),
+                               np.asarray(calls.depth[lo:hi]), counts, flag_counts, max_depth)
+    ids = np.flatnonzero(counts)
+    return {"method_ids": ids.astype(np.int64), "method_calls": counts[ids], "flag_counts": flag_counts,
+            "max_depth": np.array([max_depth], np.int64)}
+
+
+def load_or_compute(calls, directory: Path | None) -> dict[str, np.ndarray]:
+    path = Path(directory) / _FILE if directory is not None else None
+    if path is not None and path.exists():
+        try:
+            with np.load(path) as data:
+                return {k: data[k] for k in ("method_ids", "method_calls", "flag_counts", "max_depth")}
+        except (OSError, ValueError, KeyError):
+            pass
+    summary = compute(calls)
+    if path is not None:
+        try:
+            tmp = path.with_name("call_summary.tmp.npz")
+            np.savez(tmp, **summary)
+            tmp.replace(path)
+        except OSError:
+            pass
+    return summary
+
+
+def flag_count(summary: dict, bit: int) -> int:
+    """Calls with flag ``bit`` (a power of two)."""
+    return int(summary["flag_counts"][int(bit).bit_length() - 1])
