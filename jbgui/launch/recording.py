@@ -117,10 +117,17 @@ def record(
         if created and not any(Path(options.out).iterdir()):
             Path(options.out).rmdir()  # nothing ran: leave no empty directory behind
         raise
+    return finish_recording(options.out, argv, command, os.getcwd(), status, wall, started_epoch_ms, jar, pairs)
+
+
+def finish_recording(out: Path, argv: list[str], command: list[str], cwd: str, status: int, wall: float,
+                     started_epoch_ms: int, jar: Path, pairs) -> Recording:
+    """Write ``launch.json`` for a run that ended and read its summary (shared by :func:`record`
+    and :class:`jbgui.launch.session.RecordingSession`)."""
     launch_record = {
         "command": list(argv),
         "traced_command": command,
-        "cwd": os.getcwd(),
+        "cwd": cwd,
         "exit_code": status,
         "wall_seconds": round(wall, 3),
         "started_epoch_ms": started_epoch_ms,
@@ -129,10 +136,9 @@ def record(
     }
     problem = None
     try:
-        write_launch_file(options.out, launch_record)
+        write_launch_file(out, launch_record)
     except OSError as error:
         # The program ran and its trace may be fine (or the program removed its directory):
         # report it, but never lose the program's exit status over it.
-        problem = f"cannot write {LAUNCH_FILE} in {options.out}: {error.strerror}"
-    return Recording(options.out, list(argv), command, status, wall,
-                     read_trace_summary(options.out), problem)
+        problem = f"cannot write {LAUNCH_FILE} in {out}: {error.strerror}"
+    return Recording(out, list(argv), command, status, wall, read_trace_summary(out), problem)

@@ -19,6 +19,9 @@ from PySide6.QtWidgets import (
 from jbgui import __version__
 from jbgui.ui import settings as S
 from jbgui.ui.calltree_view import CallTreeView
+from jbgui.ui.console import ConsolePane, RunController
+from jbgui.ui.run_config import RunConfig, RunConfigStore
+from jbgui.ui.run_dialog import RunDialog
 from jbgui.ui.export_dialog import ENTRIES, ExportDialog, run_export
 from jbgui.ui.loading import LoadedTrace, load_trace
 from jbgui.ui.method_view import MethodView
@@ -93,6 +96,15 @@ class MainWindow(QMainWindow):
 
         self.tree_dock = self._dock("Call tree", "calltree", self.calltree, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.method_dock = self._dock("Method", "method", self.method_view, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.runner = RunController(self)
+        self.console = ConsolePane(self.runner)
+        self.console_dock = self._dock("Console", "console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.console_dock.hide()
+        self.runner.started.connect(self._run_started)
+        self.runner.finished.connect(self._run_finished)
+        self.runner.failed.connect(lambda message: self.banner.show_message(f"<b>The program could not start</b>"
+                                                                           f"<br>{message}"))
+        self.run_store: RunConfigStore | None = None
 
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(240)
@@ -145,11 +157,19 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.run_menu = bar.addMenu("&Run")
+        self._action(self.run_menu, "Run &traced…", self.run_traced, "Ctrl+R", "Run a program under the recorder")
+        self.rerun_action = self._action(self.run_menu, "Run &again", self.run_again, "Ctrl+Shift+R",
+                                         "Run the last configuration again")
+        self.configs_menu = self.run_menu.addMenu("Saved &configurations")
+        self.configs_menu.aboutToShow.connect(self._fill_configs)
+        self.stop_action = self._action(self.run_menu, "&Stop", self.runner.stop, "Ctrl+.",
+                                        "End the program; its trace is kept")
         view_menu = bar.addMenu("&View")
         self._action(view_menu, "&Summary", lambda: self.tabs.setCurrentWidget(self.summary), "Ctrl+1")
         self._action(view_menu, "&Timeline", lambda: self.tabs.setCurrentWidget(self.timeline), "Ctrl+2")
         self._action(view_menu, "Call &tree", lambda: self._show_dock(self.tree_dock), "Ctrl+3")
         self._action(view_menu, "&Method", lambda: self._show_dock(self.method_dock), "Ctrl+4")
+        self._action(view_menu, "C&onsole", lambda: self._show_dock(self.console_dock), "Ctrl+5")
         view_menu.addSeparator()
         self._action(view_menu, "&Whole run", self.timeline.show_all, "Ctrl+0")
         self._action(view_menu, "&Reset layout", self.reset_layout)
@@ -294,6 +314,58 @@ class MainWindow(QMainWindow):
             action = self.recent_menu.addAction(path)
             action.triggered.connect(lambda _checked=False, p=path: self.open_trace(p))
 
+    # ------------------------------------------------------------------ running programs
+
+    def store(self) -> RunConfigStore:
+        if self.run_store is None:
+            self.run_store = RunConfigStore()
+            if self.run_store.problem:
+                self.banner.show_message(self.run_store.problem, error=False)
+        return self.run_store
+
+    def run_traced(self) -> None:
+        """Run → Run traced…: edit a configuration, then run it."""
+        config = RunDialog.ask(self, self.store())
+        if config is not None:
+            self.run_config(config)
+
+    def run_again(self) -> None:
+        configs = self.store().configs
+        if configs:
+            self.run_config(configs[0])
+        else:
+            self.run_traced()
+
+    def run_config(self, config: RunConfig) -> bool:
+        """Run a configuration; its trace opens by itself when the program ends."""
+        self.banner.hide()
+        return self.runner.start(config)
+
+    def _fill_configs(self) -> None:
+        self.configs_menu.clear()
+        configs = self.store().configs
+        if not configs:
+            self.configs_menu.addAction("(none)").setEnabled(False)
+        for config in configs:
+            action = self.configs_menu.addAction(config.label())
+            action.triggered.connect(lambda _c=False, c=config: self.run_config(c))
+
+    def _run_started(self, config) -> None:
+        self.console_dock.show()
+        self.console_dock.raise_()
+        self.statusBar().showMessage(f"Running {config.label()} …")
+
+    def _run_finished(self, recording) -> None:
+        summary = recording.summary
+        if summary.status is None:
+            self.banner.show_message(f"<b>No trace was recorded</b> (exit status {recording.exit_status}): "
+                                     f"{summary.problem or 'see the console'}")
+            return
+        if recording.exit_status != 0:
+            self.statusBar().showMessage(f"The program exited with status {recording.exit_status}; opening its trace",
+                                         15000)
+        self.open_trace(recording.trace_dir)
+
     # ------------------------------------------------------------------ selection
 
     def _call_selected(self, ref, source) -> None:
@@ -348,6 +420,8 @@ class MainWindow(QMainWindow):
         self.save_layout()
         if self.task is not None:
             self.task.cancel()
+        if self.runner.running():
+            self.runner.stop()
         super().closeEvent(event)
 
     def show_shortcuts(self) -> None:
@@ -371,8 +445,9 @@ class MainWindow(QMainWindow):
 
 SHORTCUTS_HTML = """<table cellpadding='3'>
 <tr><td><b>Ctrl+O</b></td><td>open a trace</td></tr>
-<tr><td><b>Ctrl+R</b></td><td>run a program traced</td></tr>
-<tr><td><b>Ctrl+1 … 4</b></td><td>summary, timeline, call tree, method view</td></tr>
+<tr><td><b>Ctrl+R</b> / <b>Ctrl+Shift+R</b></td><td>run a program traced / run it again</td></tr>
+<tr><td><b>Ctrl+.</b></td><td>stop the running program (its trace is kept)</td></tr>
+<tr><td><b>Ctrl+1 … 5</b></td><td>summary, timeline, call tree, method view, console</td></tr>
 <tr><td><b>Ctrl+0</b> / <b>Home</b></td><td>timeline: the whole run</td></tr>
 <tr><td><b>wheel</b>, <b>+</b> / <b>-</b></td><td>timeline: zoom in time</td></tr>
 <tr><td><b>Shift+wheel</b>, drag</td><td>timeline: scroll lanes, pan</td></tr>
