@@ -1,7 +1,8 @@
 """Record one run: check the inputs, run the program under the agent, write ``launch.json``.
 
-This is what ``jbtrace record`` does, and what the GUI's record action will do; it prints
-nothing, so that each front end reports in its own way.
+This is what ``jbtrace record`` does; the explorer's Run → Run traced… does the same in the
+background (:mod:`jbgui.launch.session`), sharing :func:`prepare_run` and
+:meth:`PreparedRun.finish`. Nothing here prints, so that each front end reports in its own way.
 """
 
 from __future__ import annotations
@@ -86,6 +87,95 @@ def prepare_trace_dir(trace_dir: Path, replace: bool = False) -> bool:
     return True
 
 
+@dataclass
+class PreparedRun:
+    """A run whose inputs were checked and whose trace directory is ready, not started yet.
+
+    :func:`prepare_run` makes one; :func:`record` (blocking) and
+    :class:`jbgui.launch.session.RecordingSession` (in the background) start ``command`` their own
+    way, then call :meth:`finish` once the program ended, or :meth:`discard` when it never
+    started. Both front ends thus check, build the traced command and write ``launch.json`` along
+    one code path.
+    """
+
+    argv: list[str]
+    options: RecorderOptions           # checked: absolute paths
+    pairs: list[tuple[str, str]]       # the agent's options
+    agent_jar: Path
+    command: list[str]                 # the traced command line
+    created_dir: bool                  # the trace directory did not exist before
+    _config_dir: tempfile.TemporaryDirectory | None = None
+
+    @property
+    def trace_dir(self) -> Path:
+        return Path(self.options.out)
+
+    def release(self) -> None:
+        """Delete the agent's config file (only written when a value holds a comma); the JVM
+        reads it during start-up only."""
+        if self._config_dir is not None:
+            self._config_dir.cleanup()
+            self._config_dir = None
+
+    def discard(self) -> None:
+        """The program never started: leave no empty trace directory behind."""
+        self.release()
+        out = self.trace_dir
+        if self.created_dir and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+
+    def finish(self, cwd: str | Path, status: int, wall: float, started_epoch_ms: int) -> Recording:
+        """Write ``launch.json`` for the run that ended and read its summary."""
+        self.release()
+        launch_record = {
+            "command": list(self.argv),
+            "traced_command": list(self.command),
+            "cwd": str(cwd),
+            "exit_code": status,
+            "wall_seconds": round(wall, 3),
+            "started_epoch_ms": started_epoch_ms,
+            "agent_jar": str(self.agent_jar),
+            "agent_options": dict(self.pairs),
+        }
+        out = self.trace_dir
+        problem = None
+        try:
+            write_launch_file(out, launch_record)
+        except OSError as error:
+            # The program ran and its trace may be fine (or the program removed its directory):
+            # report it, but never lose the program's exit status over it.
+            problem = f"cannot write {LAUNCH_FILE} in {out}: {error.strerror}"
+        return Recording(out, list(self.argv), list(self.command), status, wall, read_trace_summary(out), problem)
+
+
+def prepare_run(
+    argv: list[str],
+    options: RecorderOptions,
+    *,
+    replace: bool = False,
+    agent_jar: Path | None = None,
+) -> PreparedRun:
+    """Check everything that can be checked before a program starts, make the trace directory
+    and build the traced command line; :class:`LaunchError` when something is wrong (and then no
+    directory of ours is left behind)."""
+    options = options.checked()
+    pairs = agent_option_pairs(options)
+    check_command(argv)
+    created = prepare_trace_dir(options.out, replace)
+    config_dir: tempfile.TemporaryDirectory | None = None
+    try:
+        jar = agent_jar if agent_jar is not None else locate_agent()
+        config_dir = tempfile.TemporaryDirectory(prefix="jbtrace-")
+        command = traced_command(argv, jar, agent_argument_options(pairs, Path(config_dir.name)))
+    except LaunchError:
+        if config_dir is not None:
+            config_dir.cleanup()
+        if created and not any(Path(options.out).iterdir()):
+            Path(options.out).rmdir()  # nothing ran: leave no empty directory behind
+        raise
+    return PreparedRun(list(argv), options, pairs, jar, command, created, config_dir)
+
+
 def record(
     argv: list[str],
     options: RecorderOptions,
@@ -99,46 +189,15 @@ def record(
     :class:`LaunchError`; a program that ran but failed is not an error here: its exit status is
     in the result (128 + N when killed by signal N).
     """
-    options = options.checked()
-    pairs = agent_option_pairs(options)
-    check_command(argv)
-    created = prepare_trace_dir(options.out, replace)
+    run = prepare_run(argv, options, replace=replace, agent_jar=agent_jar)
     try:
-        jar = agent_jar if agent_jar is not None else locate_agent()
-        with tempfile.TemporaryDirectory(prefix="jbtrace-") as config_dir:
-            # The config file (only written when a value holds a comma) must outlive the JVM's
-            # start-up only, so a temporary directory is enough.
-            command = traced_command(argv, jar, agent_argument_options(pairs, Path(config_dir)))
-            started_epoch_ms = int(time.time() * 1000)
-            start = time.monotonic()
-            status = run_program(command)
-            wall = time.monotonic() - start
+        started_epoch_ms = int(time.time() * 1000)
+        start = time.monotonic()
+        status = run_program(run.command)
+        wall = time.monotonic() - start
     except LaunchError:
-        if created and not any(Path(options.out).iterdir()):
-            Path(options.out).rmdir()  # nothing ran: leave no empty directory behind
+        run.discard()
         raise
-    return finish_recording(options.out, argv, command, os.getcwd(), status, wall, started_epoch_ms, jar, pairs)
-
-
-def finish_recording(out: Path, argv: list[str], command: list[str], cwd: str, status: int, wall: float,
-                     started_epoch_ms: int, jar: Path, pairs) -> Recording:
-    """Write ``launch.json`` for a run that ended and read its summary (shared by :func:`record`
-    and :class:`jbgui.launch.session.RecordingSession`)."""
-    launch_record = {
-        "command": list(argv),
-        "traced_command": command,
-        "cwd": cwd,
-        "exit_code": status,
-        "wall_seconds": round(wall, 3),
-        "started_epoch_ms": started_epoch_ms,
-        "agent_jar": str(jar),
-        "agent_options": dict(pairs),
-    }
-    problem = None
-    try:
-        write_launch_file(out, launch_record)
-    except OSError as error:
-        # The program ran and its trace may be fine (or the program removed its directory):
-        # report it, but never lose the program's exit status over it.
-        problem = f"cannot write {LAUNCH_FILE} in {out}: {error.strerror}"
-    return Recording(out, list(argv), command, status, wall, read_trace_summary(out), problem)
+    finally:
+        run.release()
+    return run.finish(os.getcwd(), status, wall, started_epoch_ms)

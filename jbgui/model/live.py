@@ -1,10 +1,12 @@
-"""Progress of a trace while the program runs: threads, classes, events and bytes so far, read
-from the trace directory the agent is writing (docs/trace-format.md).
+"""Progress of a trace while its program runs: threads, classes, events and bytes so far, read from
+the trace directory the agent is writing (docs/trace-format.md).
 
-Each poll reads only what was appended since the last one: new lines of threads.jsonl, new bytes
-of static.xml (counting ``<class `` openings), new chunk headers of each stream (their event
-counts; a chunk still being written is counted once it is whole). Nothing here raises for a file
-that is missing, growing or cut: the agent is writing while we read.
+Each :meth:`LiveProgress.poll` reads only what was appended since the previous one: the new lines
+of ``threads.jsonl`` (a partial last line waits for the next poll), the new bytes of
+``static.xml`` (counting ``<class `` openings; ``<`` never occurs escaped in attribute values or
+text, so each one is a class element), and the new chunk headers of every event stream, seeking
+over the payloads (a chunk whose payload is not all on disk yet is counted once it is). Nothing
+here raises for a file that is missing, growing, cut or replaced: the agent writes while we read.
 """
 
 from __future__ import annotations
@@ -18,108 +20,156 @@ from jbgui.model import layout
 from jbgui.model.tracedir import _CHUNK_HEADER, _STREAM_HEADER
 
 _CLASS_TAG = b"<class "
+# static.xml is read in pieces of this size, so that a poll after a burst of class loading never
+# holds the whole increment in memory at once.
+_READ_BLOCK = 1 << 20
 
 
 @dataclass
 class _StreamCursor:
     offset: int = 0          # where the next chunk header starts (0: stream header not read yet)
-    events: int = 0
+    events: int = 0          # events in the whole chunks before ``offset``
+    chunks: int = 0
+
+
+@dataclass
+class _TextCursor:
+    offset: int = 0          # bytes consumed so far
+    count: int = 0
+    tail: bytes = b""        # the unconsumed end: a partial line, or the start of a split tag
 
 
 @dataclass
 class LiveProgress:
-    """Incremental reader of a growing trace directory; :meth:`poll` returns the totals so far."""
+    """Incremental reader of a growing trace directory; :meth:`poll` returns the totals so far.
+
+    Cheap enough to call several times a second on a trace of billions of events: each poll costs
+    one ``stat`` and one header read per new chunk, and reads the text files' new bytes once.
+    """
 
     trace_dir: Path
-    _threads: int = 0
-    _thread_offset: int = 0
-    _classes: int = 0
-    _static_offset: int = 0
-    _static_tail: bytes = b""
+    _threads: _TextCursor = field(default_factory=_TextCursor)
+    _classes: _TextCursor = field(default_factory=_TextCursor)
     _streams: dict[str, _StreamCursor] = field(default_factory=dict)
+    _status: str | None = None
+    _status_key: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         self.trace_dir = Path(self.trace_dir)
 
     def poll(self) -> dict:
-        """``{"threads", "classes", "events", "bytes", "status"}`` (status: None before trace.json
-        exists, then "running" or "complete")."""
+        """``{"threads", "classes", "events", "chunks", "bytes", "status"}``.
+
+        ``threads``: threads started (start records in threads.jsonl); ``classes``: class elements
+        in static.xml; ``events``: events in the streams' whole chunks; ``bytes``: the event
+        files' sizes; ``status``: trace.json's status (None before it exists, then ``"running"``,
+        then ``"complete"``).
+        """
         self._read_threads()
         self._read_static()
-        events = 0
-        size = 0
+        events = chunks = size = 0
         events_dir = self.trace_dir / "events"
         try:
-            names = [e for e in os.listdir(events_dir) if e.endswith(".jbt")]
+            names = sorted(e for e in os.listdir(events_dir) if e.endswith(".jbt"))
         except OSError:
             names = []
         for name in names:
-            path = events_dir / name
             cursor = self._streams.setdefault(name, _StreamCursor())
-            size += self._read_stream(path, cursor)
+            size += self._read_stream(events_dir / name, cursor)
             events += cursor.events
-        return {"threads": self._threads, "classes": self._classes, "events": events, "bytes": size,
-                "status": self._status()}
+            chunks += cursor.chunks
+        return {"threads": self._threads.count, "classes": self._classes.count, "events": events,
+                "chunks": chunks, "bytes": size, "status": self._read_status()}
 
     # ------------------------------------------------------------------ pieces
 
-    def _status(self) -> str | None:
+    def _read_status(self) -> str | None:
+        path = self.trace_dir / "trace.json"
         try:
-            return json.loads((self.trace_dir / "trace.json").read_text()).get("status")
-        except (OSError, ValueError, AttributeError):
-            return None  # not written yet, or being rewritten at this moment
+            st = os.stat(path)
+            key = (st.st_mtime_ns, st.st_size)
+            if key != self._status_key:
+                meta = json.loads(path.read_bytes())
+                self._status = meta.get("status") if isinstance(meta, dict) else None
+                self._status_key = key
+        except (OSError, ValueError):
+            pass  # not written yet, or being rewritten at this moment: keep what we knew
+        return self._status
 
-    def _read_threads(self) -> None:
-        path = self.trace_dir / "threads.jsonl"
-        try:
-            with open(path, "rb") as f:
-                f.seek(self._thread_offset)
-                data = f.read()
-        except OSError:
-            return
-        end = data.rfind(b"\n") + 1  # a partial last line waits for the next poll
-        for line in data[:end].splitlines():
-            if b'"kind": "start"' in line or b'"kind":"start"' in line:
-                self._threads += 1
-        self._thread_offset += end
-
-    def _read_static(self) -> None:
-        path = self.trace_dir / "static.xml"
-        try:
-            with open(path, "rb") as f:
-                f.seek(self._static_offset)
-                data = f.read()
-        except OSError:
-            return
-        if not data:
-            return
-        # The tail kept from the last poll is shorter than the tag, so it holds no whole tag: a tag
-        # split between two polls is counted once, in the poll that completes it.
-        text = self._static_tail + data
-        self._classes += text.count(_CLASS_TAG)
-        self._static_tail = text[-(len(_CLASS_TAG) - 1):]
-        self._static_offset += len(data)
-
-    def _read_stream(self, path: Path, cursor: _StreamCursor) -> int:
-        """Read the chunk headers appended since the last poll; returns the file's size."""
+    @staticmethod
+    def _new_bytes(path: Path, cursor: _TextCursor):
+        """The bytes appended to ``path`` since ``cursor``, block by block (a file that shrank
+        was replaced: start over)."""
         try:
             with open(path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
+                if size < cursor.offset:
+                    cursor.offset, cursor.count, cursor.tail = 0, 0, b""
+                f.seek(cursor.offset)
+                while cursor.offset < size:
+                    block = f.read(min(_READ_BLOCK, size - cursor.offset))
+                    if not block:
+                        return
+                    cursor.offset += len(block)
+                    yield block
+        except OSError:
+            return
+
+    def _read_threads(self) -> None:
+        cursor = self._threads
+        for block in self._new_bytes(self.trace_dir / "threads.jsonl", cursor):
+            text = cursor.tail + block
+            end = text.rfind(b"\n") + 1   # a partial last line waits for the next poll
+            for line in text[:end].splitlines():
+                if b'"start"' not in line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and record.get("kind") == "start":
+                    cursor.count += 1
+            cursor.tail = text[end:]
+
+    def _read_static(self) -> None:
+        cursor = self._classes
+        keep = len(_CLASS_TAG) - 1
+        for block in self._new_bytes(self.trace_dir / "static.xml", cursor):
+            # The tail kept from the previous block is shorter than the tag, so it holds no whole
+            # tag: a tag split between two reads is counted once, by the read that completes it.
+            text = cursor.tail + block
+            cursor.count += text.count(_CLASS_TAG)
+            cursor.tail = text[-keep:]
+
+    @staticmethod
+    def _read_stream(path: Path, cursor: _StreamCursor) -> int:
+        """Count the chunks appended since the last poll; returns the file's size."""
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size < cursor.offset:
+                    cursor.offset, cursor.events, cursor.chunks = 0, 0, 0   # replaced
                 if cursor.offset == 0:
                     head = f.read(layout.STREAM_HEADER_SIZE)
                     if len(head) < layout.STREAM_HEADER_SIZE or head[:4] != layout.STREAM_MAGIC:
                         return size
-                    cursor.offset = _STREAM_HEADER.unpack_from(head, 0)[2]
+                    header_size = _STREAM_HEADER.unpack_from(head, 0)[2]
+                    cursor.offset = max(header_size, layout.STREAM_HEADER_SIZE)
                 while cursor.offset + layout.CHUNK_HEADER_SIZE <= size:
                     f.seek(cursor.offset)
                     header = f.read(layout.CHUNK_HEADER_SIZE)
-                    magic, _c, _f, _fl, count, length, _first, _crc, _r = _CHUNK_HEADER.unpack_from(header, 0)
-                    if magic != layout.CHUNK_MAGIC:
+                    if len(header) < layout.CHUNK_HEADER_SIZE:
                         break
-                    if cursor.offset + layout.CHUNK_HEADER_SIZE + length > size:
-                        break  # still being written
+                    magic, _codec, _filter, _flags, count, length, _first, _crc, _r = \
+                        _CHUNK_HEADER.unpack_from(header, 0)
+                    if magic != layout.CHUNK_MAGIC:
+                        break   # damaged: count nothing beyond it (jbtrace check says more)
+                    end = cursor.offset + layout.CHUNK_HEADER_SIZE + length
+                    if end > size:
+                        break   # its payload is still being written
                     cursor.events += count
-                    cursor.offset += layout.CHUNK_HEADER_SIZE + length
+                    cursor.chunks += 1
+                    cursor.offset = end
                 return size
         except OSError:
             return 0
