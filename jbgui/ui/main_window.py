@@ -337,8 +337,11 @@ class MainWindow(QMainWindow):
             self.run_traced()
 
     def run_config(self, config: RunConfig) -> bool:
-        """Run a configuration; its trace opens by itself when the program ends."""
+        """Run a configuration (most recently used first in the saved ones); its trace opens by
+        itself when the program ends."""
         self.banner.hide()
+        if self.run_store is not None or (S.config_dir() / "run-configs.json").exists():
+            self.store().save(config)
         return self.runner.start(config)
 
     def _fill_configs(self) -> None:
@@ -361,10 +364,12 @@ class MainWindow(QMainWindow):
             self.banner.show_message(f"<b>No trace was recorded</b> (exit status {recording.exit_status}): "
                                      f"{summary.problem or 'see the console'}")
             return
-        if recording.exit_status != 0:
-            self.statusBar().showMessage(f"The program exited with status {recording.exit_status}; opening its trace",
-                                         15000)
         self.open_trace(recording.trace_dir)
+        if recording.exit_status != 0:
+            # Shown after open_trace, which clears the banner: the program failed, and its trace
+            # (of what ran before it failed) is what opens.
+            self.banner.show_message(f"<b>The program exited with status {recording.exit_status}</b>; its output is "
+                                     "in the console, its trace opens.", error=False)
 
     # ------------------------------------------------------------------ selection
 
