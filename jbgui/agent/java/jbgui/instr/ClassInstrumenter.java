@@ -42,9 +42,22 @@ public final class ClassInstrumenter {
     private final boolean blockEvents;
     private final boolean receiverEvents;
     private final boolean exceptionExitEvents;
+    /**
+     * What joins the instruction lines of a block's listing: a newline in static.xml. StaticListing
+     * uses a character reference to a carriage return instead, which no listed line can contain
+     * ({@link Xml#text} replaces control characters), so that a string constant holding a newline
+     * cannot be taken for the start of the next instruction.
+     */
+    private final String listingSeparator;
 
     public ClassInstrumenter(boolean blockLevel, boolean precise, boolean instructions, boolean blockEvents,
                              boolean receiverEvents, boolean exceptionExitEvents) {
+        this(blockLevel, precise, instructions, blockEvents, receiverEvents, exceptionExitEvents, "\n");
+    }
+
+    ClassInstrumenter(boolean blockLevel, boolean precise, boolean instructions, boolean blockEvents,
+                      boolean receiverEvents, boolean exceptionExitEvents, String listingSeparator) {
+        this.listingSeparator = listingSeparator;
         this.blockLevel = blockLevel;
         this.precise = precise;
         this.instructions = instructions;
@@ -191,10 +204,7 @@ public final class ClassInstrumenter {
         ClassNode cn = null;
         for (int attempt = 0; attempt < 8; attempt++) {
             ClassReader cr = new ClassReader(readable);
-            cn = new ClassNode();
-            cr.accept(cn, describeOnly ? ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES
-                    : ClassReader.EXPAND_FRAMES);
-            cn.version = (cn.version & 0xFFFF0000) | major;
+            cn = readTree(cr, major, describeOnly);
             long t1 = System.nanoTime();
             PHASE_NANOS.addAndGet(0, t1 - t0);
             List<MethodFacts> current = analyze(cn, cr, readable, plan, result);
@@ -261,6 +271,44 @@ public final class ClassInstrumenter {
         c.facts = facts;
         c.describeOnly = describeOnly;
         return c;
+    }
+
+    /** The class as ASM's tree, carrying the class file's own version (see {@link AsmSupport}). */
+    private static ClassNode readTree(ClassReader cr, int major, boolean describeOnly) {
+        ClassNode cn = new ClassNode();
+        cr.accept(cn, describeOnly ? ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES
+                : ClassReader.EXPAND_FRAMES);
+        cn.version = (cn.version & 0xFFFF0000) | major;
+        return cn;
+    }
+
+    /**
+     * For {@link StaticListing}: the {@code <class>} element with the {@code <method>} elements
+     * static.xml holds for this class file when the recorder traces it, made by the same analysis
+     * and the same describing code, without inserting probes (they add no block, line, call site or
+     * handler of the class's own). Method ids count from 1, as if the class were the first one a
+     * trace met; the class and method attributes that depend on a run (loader, instrumentation
+     * status) are left out or false. With a method name and descriptor, only that method is
+     * described (all are analysed: ids depend on every method's block count).
+     */
+    String describeWithoutProbes(byte[] original, String methodName, String methodDesc) {
+        byte[] readable = AsmSupport.readable(original);
+        ClassReader cr = new ClassReader(readable);
+        ClassNode cn = readTree(cr, AsmSupport.major(original), false);
+        InstrumentResult result = new InstrumentResult();
+        List<MethodFacts> facts = analyze(cn, cr, readable, null, result);
+        allocate(facts, new MethodIds(true));
+        StringBuilder s = new StringBuilder(4096);
+        s.append("<class").append(classAttributes(cn)).append(">\n");
+        for (String warning : result.warnings) {
+            s.append(" <warning>").append(Xml.text(warning)).append("</warning>\n");
+        }
+        for (MethodFacts f : facts) {
+            if (methodName == null || (f.node.name.equals(methodName) && f.node.desc.equals(methodDesc))) {
+                describeMethod(s, cn, f, false, false, true, false);
+            }
+        }
+        return s.append("</class>\n").toString();
     }
 
     private List<MethodFacts> analyze(ClassNode cn, ClassReader cr, byte[] bytes, ClassPlan plan, InstrumentResult result) {
@@ -569,7 +617,7 @@ public final class ClassInstrumenter {
             s.append("   <instructions>");
             for (int i = from; i < to; i++) {
                 int offset = f.offsets == null ? i : f.offsets[i];
-                s.append(i == from ? "" : "\n").append(Xml.text(Listing.line(ba.insns[i], offset, l -> {
+                s.append(i == from ? "" : listingSeparator).append(Xml.text(Listing.line(ba.insns[i], offset, l -> {
                     Integer idx = ba.labelIndex.get(l);
                     return idx == null ? -1 : f.offsets == null ? idx : f.offsets[idx];
                 })));
