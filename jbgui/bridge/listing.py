@@ -1,93 +1,172 @@
-"""A method's bytecode by basic block, described by the recorder's own ClassInstrumenter (with
-instruction listings on), so that block indices, offsets, lines and instruction text are exactly
-those a trace recorded with ``instructions=on`` carries."""
+"""A class's methods by basic block, as plain Python data: what ``jbgui.instr.StaticListing`` (the
+recorder's own analysis and describing code, run in the bridge's JVM) says about a class file.
+
+Block indices, ``start``/``end`` offsets, lines, metrics, call sites, handlers and instruction text
+are exactly what static.xml holds for the class when it is recorded with ``instructions=on`` and
+the same ``bba`` (tests/bridge checks it against recorded traces).
+"""
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import jpype
 from lxml import etree
 
 from jbgui.bridge.errors import BridgeError
-from jbgui.bridge.jvm import ensure_jvm
-from jbgui.bridge.sources import ClassSource, class_source_for_trace
+from jbgui.model.layout import BLOCKS_PER_PAGE, METHOD_SHIFT, METRIC_NAMES
+
+# What joins a block's instruction lines in StaticListing's description (a parsed "&#13;").
+_LINE_SEPARATOR = "\r"
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """An invoke instruction of a block."""
+
+    offset: int | None        # bytecode offset (None when the class's offsets could not be read)
+    kind: str                 # INVOKEVIRTUAL, INVOKESPECIAL, INVOKESTATIC, INVOKEINTERFACE, INVOKEDYNAMIC
+    owner: str                # internal name of the class named by the call; "" for invokedynamic
+    name: str
+    desc: str
+    interface: bool = False   # the owner is an interface (a MethodInsnNode's itf)
+    bootstrap: str | None = None  # invokedynamic: "owner:name(desc)" of the bootstrap method
+
+
+@dataclass(frozen=True)
+class ExceptionHandler:
+    """A handler covering a block, in the method's handler-table order."""
+
+    block: int                # index of the block the handler starts
+    type: str | None          # internal name of the caught class; None catches any (finally)
 
 
 @dataclass
 class BlockListing:
+    """One basic block as the recorder describes it."""
+
     index: int
-    start: int
-    end: int
-    lines: list[int]
-    instructions: str
+    start: int | None         # offset of the first instruction (None: offsets unknown)
+    end: int | None           # offset after the last instruction
+    lines: list[int]          # source lines, in order of first appearance
+    instructions: list[tuple[int, str]]  # (offset, "mnemonic operands")
+    metrics: tuple[int, ...] = ()        # the 19 static metrics, in METRIC_NAMES order
+    call_sites: list[CallSite] = field(default_factory=list)
+    handlers: list[ExceptionHandler] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The instructions as static.xml's ``<instructions>`` holds them: one ``offset mnemonic
+        operands`` line each."""
+        return "\n".join(f"{offset} {text}" for offset, text in self.instructions)
+
+    def metric(self, name: str) -> int:
+        """One metric by its name in :data:`jbgui.model.layout.METRIC_NAMES`."""
+        return self.metrics[METRIC_NAMES.index(name)]
 
 
 @dataclass
 class MethodListing:
-    class_name: str          # internal form
+    """A method's bytecode by basic block (no blocks for abstract and native methods)."""
+
+    class_name: str           # internal form, java/lang/String
     name: str
     desc: str
+    access: int = 0
+    code_length: int | None = None
+    intrinsic: bool = False   # @IntrinsicCandidate: described, but the recorder leaves it untraced
     blocks: list[BlockListing] = field(default_factory=list)
 
-
-_CACHE: dict[tuple[str, str, bool], dict[tuple[str, str], MethodListing]] = {}
-_LOCK = threading.Lock()
-
-
-def describe_class(data: bytes, name: str, precise: bool) -> str:
-    """The static.xml ``<class>`` element the recorder would write for these class bytes."""
-    ensure_jvm()
-    try:
-        instrumenter = jpype.JClass("jbgui.instr.ClassInstrumenter")(True, precise, True, True, True, True)
-        Plan = jpype.JClass("jbgui.instr.ClassPlan")
-        plan = Plan(-1, name, 0, "bridge", None, False, False, Plan.Mode.TRACE, None)
-        ids = jpype.JClass("jbgui.instr.MethodIds")(True)
-        result = instrumenter.instrument(jpype.JArray(jpype.JByte)(data), plan, ids)
-        return str(result.xml.toString())
-    except jpype.JException as error:
-        raise BridgeError(f"cannot analyse class {name.replace('/', '.')}: {error}") from error
+    def block_at(self, offset: int) -> BlockListing | None:
+        """The block holding the instruction at ``offset``."""
+        for block in self.blocks:
+            if block.start is not None and block.start <= offset < block.end:
+                return block
+        return None
 
 
-def method_listings(data: bytes, name: str, precise: bool) -> dict[tuple[str, str], MethodListing]:
-    """Every method of a class file, by (name, descriptor)."""
-    xml = describe_class(data, name, precise)
+@dataclass
+class ClassListing:
+    """Every method of a class file, by (name, descriptor), in class-file order."""
+
+    name: str
+    super_name: str | None
+    interfaces: list[str]
+    access: int
+    version: int              # class-file major version
+    source_file: str | None
+    precise: bool             # blocks as with bba=precise
+    methods: dict[tuple[str, str], MethodListing] = field(default_factory=dict)
+    # Problems the analysis met (for example offsets it could not match): blocks stay exact,
+    # offsets may be missing.
+    warnings: list[str] = field(default_factory=list)
+
+    def method(self, name: str, desc: str) -> MethodListing:
+        """One method; BridgeError when the class file has no such method."""
+        found = self.methods.get((name, desc))
+        if found is None:
+            raise BridgeError(f"{self.name.replace('/', '.')} has no method {name}{desc} in its class file")
+        return found
+
+
+def parse_class(xml: str, precise: bool) -> ClassListing:
+    """StaticListing's description of a class (one ``<class>`` element) as a ClassListing."""
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
     try:
-        root = etree.fromstring(f"<static_information>{xml}</static_information>".encode(), parser)
+        root = etree.fromstring(xml.encode("utf-8"), parser)
     except etree.XMLSyntaxError as error:
-        raise BridgeError(f"the description of {name} does not parse: {error}") from error
-    out: dict[tuple[str, str], MethodListing] = {}
-    for m in root.iter("method"):
-        listing = MethodListing(name, m.get("name"), m.get("desc"))
-        for b in m.iterfind("basic_block"):
-            lines = [int(x) for x in (b.get("lines") or "").split()]
-            listing.blocks.append(BlockListing(int(b.get("index")), int(b.get("start", "-1")), int(b.get("end", "-1")),
-                                               lines, b.findtext("instructions") or ""))
-        out[(listing.name, listing.desc)] = listing
-    return out
+        raise BridgeError(f"the description of a class file does not parse: {error}") from error
+    listing = ClassListing(
+        name=root.get("name"), super_name=root.get("super"), interfaces=(root.get("interfaces") or "").split(),
+        access=int(root.get("access", "0")), version=int(root.get("version", "0")),
+        source_file=root.get("source_file"), precise=precise,
+        warnings=[w.text or "" for w in root.iterfind("warning")],
+    )
+    for m in root.iterfind("method"):
+        method = parse_method(m, listing.name)
+        listing.methods[(method.name, method.desc)] = method
+    return listing
 
 
-def class_listings(source: ClassSource, name: str, precise: bool) -> dict[tuple[str, str], MethodListing]:
-    key = (str(id(source)), name, precise)
-    with _LOCK:
-        cached = _CACHE.get(key)
-    if cached is None:
-        cached = method_listings(source.read(name), name, precise)
-        with _LOCK:
-            _CACHE[key] = cached
-    return cached
+def parse_method(m: etree._Element, class_name: str) -> MethodListing:
+    """One ``<method>`` element of StaticListing's description."""
+    method_id = int(m.get("id", "0"))
+    code_length = m.get("code_length")
+    method = MethodListing(class_name, m.get("name"), m.get("desc"), access=int(m.get("access", "0")),
+                           code_length=int(code_length) if code_length not in (None, "-1") else None,
+                           intrinsic=m.get("intrinsic") == "true")
+    for b in m.iterfind("basic_block"):
+        start, end = b.get("start"), b.get("end")
+        sites = []
+        for c in b.iterfind("call_site_list/call_site"):
+            owner, _, signature = c.get("call", "").partition(":")
+            paren = signature.find("(")
+            offset = c.get("offset")
+            sites.append(CallSite(int(offset) if offset is not None else None, c.get("type", ""), owner,
+                                  signature[:paren] if paren >= 0 else signature,
+                                  signature[paren:] if paren >= 0 else "", c.get("itf") == "true",
+                                  c.get("bootstrap")))
+        handlers = [ExceptionHandler(handler_block(int(h.get("basic_block_id")), method_id), h.get("type"))
+                    for h in b.iterfind("exception_handler_list/exception_handler")]
+        text = b.findtext("instructions")
+        method.blocks.append(BlockListing(
+            index=int(b.get("index")),
+            start=int(start) if start is not None else None,
+            end=int(end) if end is not None else None,
+            lines=[int(x) for x in (b.get("lines") or "").split()],
+            instructions=[_instruction(line) for line in text.split(_LINE_SEPARATOR)] if text else [],
+            metrics=tuple(int(x) for x in (b.get("metrics") or "").split()),
+            call_sites=sites, handlers=handlers,
+        ))
+    return method
 
 
-def listing_for_trace(trace_dir: str | Path, class_name: str, method: str, desc: str,
-                      precise: bool = False) -> dict[int, str]:
-    """Block index → instruction lines of one method of a traced run's classes."""
-    source = class_source_for_trace(trace_dir)
-    listings = class_listings(source, class_name, precise)
-    found = listings.get((method, desc))
-    if found is None:
-        raise BridgeError(f"{class_name.replace('/', '.')} has no method {method}{desc} in the class file found "
-                          f"({source.describe()}): was the class changed since the run?")
-    return {b.index: b.instructions for b in found.blocks}
+def handler_block(block_id: int, method_id: int) -> int:
+    """A block's index in its method from its static.xml id (``page << METHOD_SHIFT | block``,
+    pages counted from the method's id; docs/trace-format.md)."""
+    page = block_id >> METHOD_SHIFT
+    return (page - method_id) * BLOCKS_PER_PAGE + (block_id & (BLOCKS_PER_PAGE - 1))
+
+
+def _instruction(line: str) -> tuple[int, str]:
+    offset, _, text = line.partition(" ")
+    return int(offset), text
