@@ -20,8 +20,8 @@ import org.objectweb.asm.tree.TryCatchBlockNode;
  * <p>Default: a block starts at the entry, at every jump and switch target, at every handler,
  * at every try-range boundary (so a handler covers a block wholly or not at all, which makes the
  * handler lists exact for replay) and after every control-transfer instruction; calls do not end
- * blocks. Precise: every instruction that may throw ends a block too. jbgui/bridge numbers blocks
- * the same way from class files; keep the two in step.
+ * blocks. Precise: every instruction that may throw ends a block too. The explorer's JVM bridge
+ * lists blocks from class files with this same code (StaticListing), so the two cannot drift.
  */
 public final class BlockAnalysis {
     /** The method's instructions (pseudo-nodes such as labels and frames left out). */
