@@ -10,6 +10,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from jbgui.model import derived
+
 CHUNK_ROWS = 1 << 24
 FLAG_BITS = 16
 _FILE = "call_summary.npz"
@@ -50,22 +52,8 @@ def compute(calls) -> dict[str, np.ndarray]:
 
 
 def load_or_compute(calls, directory: Path | None) -> dict[str, np.ndarray]:
-    path = Path(directory) / _FILE if directory is not None else None
-    if path is not None and path.exists():
-        try:
-            with np.load(path) as data:
-                return {k: data[k] for k in ("method_ids", "method_calls", "flag_counts", "max_depth")}
-        except (OSError, ValueError, KeyError):
-            pass
-    summary = compute(calls)
-    if path is not None:
-        try:
-            tmp = path.with_name("call_summary.tmp.npz")
-            np.savez(tmp, **summary)
-            tmp.replace(path)
-        except OSError:
-            pass
-    return summary
+    return derived.load_or_compute(directory, _FILE, ("method_ids", "method_calls", "flag_counts", "max_depth"),
+                                   lambda: compute(calls))
 
 
 def flag_count(summary: dict, bit: int) -> int:

@@ -18,12 +18,15 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from jbgui.model import derived
+from jbgui.model import replay_kernel as K
+
 # Keys: a method id, or SYNTHETIC_KEY + call site for a call into native or untraced code.
 SYNTHETIC_KEY = 1 << 20
 OVERFLOW_KEY = -2
 NODE_LIMIT = 1 << 22
 CHUNK_ROWS = 1 << 20
-_EMPTY = -1
+_EMPTY = K.EMPTY
 _FILE = "cct.npz"
 FIELDS = ("parent", "key", "calls", "incl_bytecodes", "incl_blocks", "flags")
 
@@ -34,20 +37,11 @@ _N, _USED, _OVERFLOW = range(3)
 
 
 @numba.njit(cache=True)
-def _slot(keys, key):
-    mask = len(keys) - 1
-    i = (((key ^ (key >> 29)) * 0x5851F42D4C957F2D) >> 17) & mask
-    while keys[i] != key and keys[i] != _EMPTY:
-        i = (i + 1) & mask
-    return i
-
-
-@numba.njit(cache=True)
 def _node(sc, table_k, table_v, nodes, parent, key, limit):
     if parent >= 0 and nodes[parent, _MEMO_KEY] == key:
         return nodes[parent, _MEMO_NODE]
     packed = ((parent + 1) << 32) | key
-    slot = _slot(table_k, packed)
+    slot = K._slot(table_k, packed)
     if table_k[slot] != _EMPTY:
         node = table_v[slot]
     elif sc[_N] >= limit:
@@ -113,7 +107,7 @@ def compute(calls, synthetic_mask: int, limit: int = NODE_LIMIT) -> tuple[dict[s
             grown[:len(nodes)] = nodes
             nodes = grown
         while 2 * min(int(sc[_USED]) + (hi - lo), limit) > len(table_k):
-            table_k, table_v = _rehash(table_k, table_v, 2 * len(table_k))
+            table_k, table_v = K.rehash(table_k, table_v, 2 * len(table_k))
         _add_rows(sc, table_k, table_v, nodes, at_depth,
                   *(np.ascontiguousarray(c[lo:hi], np.int64) for c in columns), limit, synthetic_mask)
     used = int(sc[_N])
@@ -122,35 +116,10 @@ def compute(calls, synthetic_mask: int, limit: int = NODE_LIMIT) -> tuple[dict[s
     return out, bool(sc[_OVERFLOW])
 
 
-@numba.njit(cache=True)
-def _rehash(keys, vals, size):
-    out_k = np.full(size, _EMPTY, np.int64)
-    out_v = np.zeros(size, np.int64)
-    for i in range(len(keys)):
-        if keys[i] != _EMPTY:
-            j = _slot(out_k, keys[i])
-            out_k[j] = keys[i]
-            out_v[j] = vals[i]
-    return out_k, out_v
-
-
 def load_or_compute(calls, directory: Path | None, synthetic_mask: int) -> dict[str, np.ndarray]:
     """The thread's tree from ``directory/cct.npz``, computed and stored there first if needed.
     The dict also holds ``capped`` (a one-element bool array)."""
-    path = Path(directory) / _FILE if directory is not None else None
-    if path is not None and path.exists():
-        try:
-            with np.load(path) as data:
-                return {k: data[k] for k in (*FIELDS, "capped")}
-        except (OSError, ValueError, KeyError):
-            pass
-    fields, capped = compute(calls, synthetic_mask)
-    fields["capped"] = np.array([capped])
-    if path is not None:
-        try:
-            tmp = path.with_name("cct.tmp.npz")
-            np.savez(tmp, **fields)
-            tmp.replace(path)
-        except OSError:
-            pass
-    return fields
+    def build() -> dict[str, np.ndarray]:
+        fields, capped = compute(calls, synthetic_mask)
+        return {**fields, "capped": np.array([capped])}
+    return derived.load_or_compute(directory, _FILE, (*FIELDS, "capped"), build)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jbgui.model import derived
 from jbgui.model import timeline_kernel as K
 from jbgui.model.analysis import Analysis, ThreadReplay
 
@@ -214,26 +215,12 @@ def _search_index(directory: Path | None, first: np.ndarray, depth: np.ndarray, 
     if n == 0:
         return {"first_sample": np.zeros(1, np.int64), "blocks_small": np.zeros(1, np.int32),
                 "blocks_large": np.zeros(1, np.int32)}
-    path = Path(directory) / _INDEX_FILE if directory is not None else None
-    if path is not None and path.exists():
-        try:
-            with np.load(path) as data:
-                index = {k: data[k] for k in ("first_sample", "blocks_small", "blocks_large")}
-            if len(index["first_sample"]) == (n + K.SAMPLE - 1) // K.SAMPLE:
-                return index
-        except (OSError, ValueError, KeyError):
-            pass
-    small = K.block_maxima(np.asarray(depth), K.SMALL_BLOCK)
-    index = {"first_sample": np.ascontiguousarray(first[::K.SAMPLE], np.int64), "blocks_small": small,
-             "blocks_large": K.block_maxima(small, K.LARGE_BLOCK // K.SMALL_BLOCK)}
-    if path is not None:
-        try:
-            tmp = path.with_name(path.stem + ".tmp.npz")
-            np.savez(tmp, **index)
-            tmp.replace(path)
-        except OSError:
-            pass
-    return index
+    def build() -> dict[str, np.ndarray]:
+        small = K.block_maxima(np.asarray(depth), K.SMALL_BLOCK)
+        return {"first_sample": np.ascontiguousarray(first[::K.SAMPLE], np.int64), "blocks_small": small,
+                "blocks_large": K.block_maxima(small, K.LARGE_BLOCK // K.SMALL_BLOCK)}
+    return derived.load_or_compute(directory, _INDEX_FILE, ("first_sample", "blocks_small", "blocks_large"), build,
+                                   valid=lambda a: len(a["first_sample"]) == (n + K.SAMPLE - 1) // K.SAMPLE)
 
 
 def _max_depth_column(directory: Path | None, parent: np.ndarray, depth: np.ndarray, n: int) -> np.ndarray:
