@@ -26,7 +26,9 @@ def block_metric_totals(analysis: Analysis, counts: np.ndarray) -> dict[str, int
     st = analysis.statics
     if not st.n_blocks:
         return {name: 0 for name in layout.METRIC_NAMES}
-    sums = counts.astype(np.int64) @ st.b_metrics.astype(np.int64)
+    # einsum accumulates the int32 metrics in int64 without copying them to int64 first (a
+    # matmul of int64 arrays has no BLAS path and the copy alone costs more than the sum).
+    sums = np.einsum("i,ij->j", counts.astype(np.int64, copy=False), st.b_metrics)
     return {name: int(v) for name, v in zip(layout.METRIC_NAMES, sums)}
 
 
@@ -66,18 +68,22 @@ def per_class_and_package(analysis: Analysis, methods: dict[str, np.ndarray]):
     return by_class, by_package
 
 
-def polymorphism(analysis: Analysis) -> list[dict]:
-    """Virtual and interface call sites that saw more than one receiver class, most calls first."""
+def polymorphism(analysis: Analysis, top: int | None = None) -> list[dict]:
+    """Virtual and interface call sites that saw more than one receiver class, most calls first
+    (the first ``top`` of them when given)."""
     st = analysis.statics
     recv = analysis.receivers
     if not len(recv):
         return []
     types = np.bincount(recv[:, 0], minlength=st.n_sites)
     sites = np.nonzero(types > 1)[0]
+    order = sites[np.argsort(-analysis.site_calls[sites], kind="stable")][:top]
+    # Rows grouped by site once, so each site's receivers are a slice rather than a scan.
+    recv = recv[np.argsort(recv[:, 0], kind="stable")]
+    starts = np.searchsorted(recv[:, 0], order, side="left")
     out = []
-    order = sites[np.argsort(-analysis.site_calls[sites], kind="stable")]
-    for s in order:
-        rows = recv[recv[:, 0] == s]
+    for s, lo in zip(order, starts):
+        rows = recv[lo:lo + int(types[s])]
         rows = rows[np.argsort(-rows[:, 2], kind="stable")]
         block = int(st.s_block[s])
         out.append({
@@ -171,7 +177,7 @@ def compute(analysis: Analysis, top: int = 20) -> dict:
                             for m in hot if methods["bytecodes"][m] > 0],
         "classes": dict(sorted(by_class.items(), key=lambda kv: -kv[1]["bytecodes"])[:top]),
         "packages": dict(sorted(by_package.items(), key=lambda kv: -kv[1]["bytecodes"])),
-        "polymorphic_sites": polymorphism(analysis)[:top],
+        "polymorphic_sites": polymorphism(analysis, top),
         "opcodes": opcode_histogram(analysis),
         "hottest_contexts": {t.name: hottest_contexts(analysis, t, 5) for t in analysis.threads},
         "problems": analysis.problems,
@@ -197,6 +203,6 @@ def run_summary(analysis: Analysis, top: int = 15) -> dict:
         "threads": [thread_summary(analysis, t) for t in analysis.threads],
         "hottest": [{"method": m, "name": st.method_qualified(m), "calls": int(per["calls"][m]),
                      "bytecodes": int(own[m])} for m in hot],
-        "polymorphic": polymorphism(analysis)[:5],
+        "polymorphic": polymorphism(analysis, 5),
         "problems": list(analysis.problems),
     }
