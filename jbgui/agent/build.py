@@ -39,6 +39,9 @@ ASM_MODULES = ("asm", "asm-tree", "asm-analysis", "asm-util")
 DEFAULT_ASM_DIR = Path("/usr/share/java")
 # The oldest JDK the recorder supports is 17 (it uses Class.isHidden, JDK 15+).
 JAVA_RELEASE = "17"
+# Sources that use JDK internals, and the exports they are compiled with.
+JDK_INTERNAL_SOURCES = ("jbgui/runtime/ThreadObjects.java",)
+JDK_INTERNAL_EXPORTS = ("java.base/jdk.internal.misc=ALL-UNNAMED",)
 
 
 class AgentBuildError(Exception):
@@ -135,17 +138,17 @@ def _build_into(target: Path) -> None:
     try:
         classes = work / "classes"
         classes.mkdir()
-        cmd = [
-            str(java_home / "bin" / "javac"),
-            "--release", JAVA_RELEASE,
-            "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
-            "-cp", os.pathsep.join(map(str, asm_jars)),
-            "-d", str(classes),
-            *map(str, sources),
-        ]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise AgentBuildError("javac failed to compile the agent:\n" + result.stderr)
+        javac = str(java_home / "bin" / "javac")
+        internal = [p for p in sources if p.relative_to(JAVA_SOURCES).as_posix() in JDK_INTERNAL_SOURCES]
+        # javac refuses --add-exports of a system module with --release, so the few classes that
+        # use JDK internals are compiled first with -source/-target (their API is the same on
+        # every JDK the agent supports) and the rest against them with --release.
+        _javac([javac, "-source", JAVA_RELEASE, "-target", JAVA_RELEASE, "-nowarn", "-Xlint:none",
+                "-encoding", "UTF-8", *(a for pkg in JDK_INTERNAL_EXPORTS for a in ("--add-exports", pkg)),
+                "-d", str(classes), *map(str, internal)])
+        _javac([javac, "--release", JAVA_RELEASE, "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
+                "-cp", os.pathsep.join(map(str, [classes, *asm_jars])), "-d", str(classes),
+                *(str(p) for p in sources if p not in internal)])
         out = work / "jars"
         out.mkdir()
         with zipfile.ZipFile(out / AGENT_JAR, "w", zipfile.ZIP_DEFLATED) as jar:
@@ -168,6 +171,12 @@ def _build_into(target: Path) -> None:
                 raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _javac(cmd: list[str]) -> None:
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise AgentBuildError("javac failed to compile the agent:\n" + result.stderr)
 
 
 def _add_tree(jar: zipfile.ZipFile, root: Path, prefixes: tuple[str, ...], exclude: tuple[str, ...] = ()) -> None:

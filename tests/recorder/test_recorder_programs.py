@@ -97,6 +97,27 @@ def test_hello_main_thread(jdk, program_runs, facts):
     assert trace.block_events() > 0
 
 
+def test_a_thread_the_jvm_attaches_records_only_once_its_object_is_whole(jdk, program_runs, facts):
+    """At exit the JVM attaches DestroyJavaVM, which runs its own Thread constructor (JDK 19+).
+    Until that constructor has made the thread's status holder, a contended lock or a park in the
+    tracer's registration crashed the JVM (SIGSEGV in set_thread_status, seen in CI once in a few
+    hundred runs); so the thread must record nothing before the holder exists: no FieldHolder
+    constructor, no start of the Thread constructor, and the trace goes on after it."""
+    if jdk.release < 19:
+        pytest.skip("before JDK 19 a thread's status is a field of Thread itself")
+    _, traced = program_runs("hello", jdk)
+    trace = facts(traced.trace_dir)
+    # Its start record has no name yet (the constructor names it after making the holder).
+    ends = [json.loads(line) for line in (traced.trace_dir / "threads.jsonl").read_text().splitlines()]
+    destroy, = [row["index"] for row in ends if row["kind"] == "end" and row.get("name") == "DestroyJavaVM"]
+    holder = trace.method_id("java/lang/Thread$FieldHolder", "<init>")
+    assert trace.starts(holder, destroy) == 0
+    for ctor in trace.method_ids("java/lang/Thread", "<init>"):
+        assert trace.starts(ctor, destroy) == 0
+    shutdown = trace.method_id("java/lang/Shutdown", "shutdown", "()V")
+    assert trace.starts(shutdown, destroy) == 1
+
+
 def test_exceptions_record_every_frame_they_leave(jdk, program_runs, facts):
     _, traced = program_runs("exceptions", jdk)
     trace = facts(traced.trace_dir)

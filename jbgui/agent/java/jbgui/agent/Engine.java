@@ -50,8 +50,10 @@ public final class Engine {
         }
         // The shutdown hook runs in the JVM's own table of system hooks (jdk.internal.access).
         Module base = Object.class.getModule();
-        inst.redefineModule(base, Set.of(), Map.of("jdk.internal.access", Set.of(Engine.class.getModule(), runtime)),
-                Map.of(), Set.of(), Map.of());
+        // jdk.internal.misc: the runtime reads Thread.holder without running traced code (ThreadObjects).
+        inst.redefineModule(base, Set.of(), Map.of("jdk.internal.access", Set.of(Engine.class.getModule(), runtime),
+                "jdk.internal.misc", Set.of(runtime)), Map.of(), Set.of(), Map.of());
+        jbgui.runtime.ThreadObjects.init();
 
         TraceWriter.start(options.out, options.toJson(), jvmJson(), options.mode == 1, Config.maxBufferedBytes,
                 options.clockMicros);

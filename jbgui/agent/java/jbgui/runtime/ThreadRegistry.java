@@ -58,7 +58,9 @@ public final class ThreadRegistry {
     }
 
     private static ThreadTrace register(Thread thread) {
-        if (!Tracer.active) {
+        if (!Tracer.active || !ThreadObjects.canBlock(thread)) {
+            // Not yet (a thread the JVM attaches, inside its own Thread constructor): its events
+            // are dropped until the object is whole, and the next one registers it.
             return null;
         }
         ThreadTrace trace;
