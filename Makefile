@@ -23,7 +23,8 @@ endef
 test: setup
 	$(call run_pytest,)
 
-test-slow: setup
+test-slow:
+	@scripts/setup.sh --export-tools
 	$(call run_pytest,-m slow)
 
 # Compile the bundled example, record it, show what was recorded, and open the explorer on it.

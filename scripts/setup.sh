@@ -6,7 +6,8 @@
 #      root, else listed and we stop;
 #   2. the virtual environment .venv with jbgui installed in editable mode and its dev extras,
 #      reinstalled only when pyproject.toml changed (a stamp file in .venv remembers it);
-#   3. the agent jar, built by jbgui.agent.build into its cache (a no-op when it is current).
+#   3. the agent jar, built by jbgui.agent.build into its cache (a no-op when it is current);
+#   4. with --export-tools only (make test-slow): Chromium and speedscope, for the export tests.
 #
 # The fast path (everything present) only runs dpkg-query, compares a hash and starts Python
 # once, so `make test` pays well under a second for it.
@@ -101,3 +102,33 @@ fi
 # Prints the jar's path; builds it first when the Java sources or ASM changed.
 agent_jar=$("$VENV/bin/python" -m jbgui.agent.build)
 say "agent: $agent_jar"
+
+# --- 4. the exports' target tools (only with --export-tools: `make test-slow`) -------------------
+
+# The slow export tests open jbgui's exports in speedscope (npm) running in a headless Chromium
+# (Debian), the tool's own importers rather than our reading of the formats.
+SPEEDSCOPE_VERSION=1.25.0
+SPEEDSCOPE_DIR=build/tools/speedscope-$SPEEDSCOPE_VERSION
+if [ "${1:-}" = "--export-tools" ]; then
+    if ! command -v chromium >/dev/null 2>&1; then
+        if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+            say "installing chromium (the export tests' browser)"
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null
+        else
+            say "chromium is missing (the export tests' browser): sudo apt-get install chromium"
+            exit 1
+        fi
+    fi
+    if [ ! -f "$SPEEDSCOPE_DIR/package/dist/release/index.html" ]; then
+        if ! command -v npm >/dev/null 2>&1; then
+            say "npm is missing: it fetches speedscope for the export tests (sudo apt-get install npm)"
+            exit 1
+        fi
+        say "fetching speedscope $SPEEDSCOPE_VERSION from the npm registry"
+        rm -rf "$SPEEDSCOPE_DIR"
+        mkdir -p "$SPEEDSCOPE_DIR"
+        (cd "$SPEEDSCOPE_DIR" && npm pack --silent "speedscope@$SPEEDSCOPE_VERSION" >/dev/null \
+            && tar xzf "speedscope-$SPEEDSCOPE_VERSION.tgz")
+    fi
+    say "export tools: $(command -v chromium), $SPEEDSCOPE_DIR"
+fi
