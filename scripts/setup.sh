@@ -113,7 +113,9 @@ if [ "${1:-}" = "--export-tools" ]; then
     if ! command -v chromium >/dev/null 2>&1; then
         if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
             say "installing chromium (the export tests' browser)"
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null
+            export DEBIAN_FRONTEND=noninteractive
+            apt-get update -q >/dev/null   # step 1 updates the lists only when it installs something
+            apt-get install -y -q --no-install-recommends chromium >/dev/null
         else
             say "chromium is missing (the export tests' browser): sudo apt-get install chromium"
             exit 1

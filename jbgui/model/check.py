@@ -352,7 +352,9 @@ class _Checker:
                 head, _, rest = text.partition(": ")
                 line = int(head[5:]) if head[5:].isdigit() else None
                 text = rest
-            if self.running:
+            if "malformed" in text or "not integers" in text:   # statics.py's words for bad values
+                r.add(ERROR, "static.xml", text, "malformed", line=line)
+            elif self.running:
                 r.add(NOTE, "static.xml", f"{text}; a killed JVM's static.xml may end inside a class "
                       f"({size} bytes)", "truncated", line=line)
             else:

@@ -197,7 +197,13 @@ def _parse(xml: Path) -> Statics:
                        no_network=True, huge_tree=True)
     try:
         for _event, element in etree.iterparse(str(xml), **parser_args):
-            _read_class(element, classes, methods)
+            try:
+                _read_class(element, classes, methods)
+            except (ValueError, TypeError) as error:
+                # A number that is not one (or a required attribute missing): that class is left
+                # out, as if static.xml had never described it, and everything else loads.
+                problems.append(f"{xml}: line {element.sourceline}: class {element.get('name')!r} left out, "
+                                f"malformed: {error}")
             element.clear(keep_tail=False)
             while element.getprevious() is not None:
                 del element.getparent()[0]
@@ -216,8 +222,9 @@ def _read_class(element, classes: dict, methods: list) -> None:
     jdk = element.get("jdk") == "true"
     hidden = element.get("hidden") == "true"
     instrumented = element.get("instrumented") == "true"
-    classes[class_id] = (name, element.get("loader", ""), element.get("super", ""), jdk, hidden, instrumented,
-                         element.get("source_file", ""))
+    described = (name, element.get("loader", ""), element.get("super", ""), jdk, hidden, instrumented,
+                 element.get("source_file", ""))
+    own: list[tuple] = []          # added to ``methods`` only once the whole class has been read
     for m in element.iterchildren("method"):
         mid = m.get("id")
         if mid is None:
@@ -257,8 +264,10 @@ def _read_class(element, classes: dict, methods: list) -> None:
                     instr = child.text or ""
             blocks.append((int(b.get("index")), int(b.get("start", "-1")), int(b.get("end", "-1")),
                            b.get("lines", ""), b.get("metrics", ""), sites, handlers, instr))
-        methods.append((int(mid), class_id, mname, m.get("desc"), flags,
-                        int(m.get("blocks", "0")), int(m.get("block_pages", "1")), blocks))
+        own.append((int(mid), class_id, mname, m.get("desc"), flags,
+                    int(m.get("blocks", "0")), int(m.get("block_pages", "1")), blocks))
+    classes[class_id] = described
+    methods.extend(own)
 
 
 def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
@@ -347,7 +356,7 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
         m_name=m_name, m_desc=m_desc, page_base=page_base,
         b_method=np.array(b_method, np.int32), b_index=np.array(b_index, np.int32),
         b_start=np.array(b_start, np.int32), b_end=np.array(b_end, np.int32),
-        b_metrics=_metrics_table(b_metrics),
+        b_metrics=_metrics_table(b_metrics, problems),
         b_site_begin=np.array(b_site_begin, np.int64), b_handler_begin=np.array(b_handler_begin, np.int64),
         b_is_handler=b_is_handler[:n_b], b_lines=b_lines,
         s_block=np.array(s_block, np.int64), s_offset=np.array(s_offset, np.int32),
@@ -362,19 +371,27 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
     return statics
 
 
-def _metrics_table(texts: list[str]) -> np.ndarray:
+def _metrics_table(texts: list[str], problems: list[str]) -> np.ndarray:
     """The blocks' ``metrics`` attributes (space-separated integers) as an (n, 19) array: parsed
-    in one pass when every block has all 19 (what the recorder writes), else block by block with
-    missing values 0 and extra ones ignored."""
+    in one pass when every block has all 19 integers (what the recorder writes), else block by
+    block, missing values 0, extra ones ignored, and a block with a value that is not an integer
+    all 0 (said once in ``problems``)."""
     if all(t.count(" ") == _METRICS - 1 for t in texts):
         try:
             return np.array(" ".join(texts).split(), np.int32).reshape(len(texts), _METRICS)
         except ValueError:
-            pass  # a value that is not an integer: the slow path says which
-    rows = []
-    for t in texts:
-        vals = t.split()
-        rows.append([int(v) for v in vals[:_METRICS]] + [0] * (_METRICS - len(vals)))
+            pass  # a value that is not an integer: block by block below
+    rows, bad = [], []
+    for gb, t in enumerate(texts):
+        vals = t.split()[:_METRICS]
+        try:
+            rows.append([int(v) for v in vals] + [0] * (_METRICS - len(vals)))
+        except ValueError:
+            rows.append([0] * _METRICS)
+            bad.append(gb)
+    if bad:
+        problems.append(f"static.xml: {len(bad)} blocks have metrics that are not integers (the first: "
+                        f"{texts[bad[0]][:60]!r}); their metrics count as 0")
     return np.array(rows, np.int32).reshape(len(texts), _METRICS)
 
 

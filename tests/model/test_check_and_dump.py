@@ -128,6 +128,50 @@ def test_a_static_xml_cut_in_a_complete_trace_is_an_error(sound, tmp_path):
     assert "truncated" in codes(report, ERROR)
 
 
+def test_a_malformed_class_in_static_xml_is_left_out_and_the_rest_loads(sound, tmp_path):
+    """A number that is not one in a class's description: that class is left out with a message
+    naming the file, line and class; every other class loads, and no command prints a traceback."""
+    from jbgui.model.analysis import Analysis
+
+    trace = copy_trace(sound, tmp_path)
+    xml = (trace / "static.xml").read_text()
+    at = xml.rfind("<class ", 0, xml.index('name="Main"'))
+    block = xml.index('<basic_block ', at)
+    broken = xml[:block] + xml[block:].replace('index="', 'index="x', 1)
+    (trace / "static.xml").write_text(broken)
+    line = broken.count("\n", 0, at) + 1
+
+    report = run_check(trace, replay=False)
+    bad = [f for f in report.findings if f.code == "malformed"]
+    assert len(bad) == 1 and bad[0].severity == ERROR
+    # libxml2 (lxml's sourceline) counts one line more past line 65,535 of a file.
+    assert bad[0].line in (line, line + 1)
+    assert "'Main' left out" in bad[0].message
+
+    analysis = Analysis.open(trace)
+    assert any("'Main' left out" in p for p in analysis.problems)
+    assert not analysis.statics.find_methods("Main", "main")
+    assert analysis.statics.find_methods("java/lang/String", "length")
+
+    out = jbtrace("stats", str(trace))
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    assert "'Main' left out" in out.stderr
+
+
+def test_block_metrics_that_are_not_integers_count_as_zero(sound, tmp_path):
+    from jbgui.model.analysis import Analysis
+
+    trace = copy_trace(sound, tmp_path)
+    xml = (trace / "static.xml").read_text()
+    (trace / "static.xml").write_text(xml.replace('metrics="', 'metrics="seven ', 1))
+    analysis = Analysis.open(trace)
+    assert any("1 blocks have metrics that are not integers" in p for p in analysis.problems)
+    assert not analysis.statics.b_metrics[0].any()
+    assert analysis.statics.b_metrics[1:].any()
+    report = run_check(trace, replay=False)
+    assert "malformed" in codes(report, ERROR)
+
+
 def test_thread_table_damage_names_the_line(sound, tmp_path):
     trace = copy_trace(sound, tmp_path)
     lines = (trace / "threads.jsonl").read_text().splitlines()
