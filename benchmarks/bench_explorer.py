@@ -104,7 +104,9 @@ def record_javac_on_agent_sources(out: Path, java_home: Path) -> None:
     work.mkdir(parents=True)
     print(f"recording javac on {len(sources)} files of the agent's sources into {out} …", flush=True)
     subprocess.run([str(ROOT / ".venv" / "bin" / "jbtrace"), "record", "--force", "-o", str(out), "--",
-                    str(java_home / "bin" / "javac"), "-cp", asm, "-d", str(work / "out"), *sources],
+                    # ThreadObjects reads jdk.internal.misc (the agent's build passes the same flag).
+                    str(java_home / "bin" / "javac"), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+                    "-cp", asm, "-d", str(work / "out"), *sources],
                    cwd=work, check=True, stdout=subprocess.DEVNULL)
 
 
