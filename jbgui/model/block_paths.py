@@ -1,0 +1,496 @@
+"""The blocks a call executed itself, in order: paths, path signatures and loop iterations.
+
+A call's *own* blocks are the BLOCK words of its method between its first and last event that do
+not lie inside one of its callees (the call columns give every callee's event range). Calls of
+native or untraced code are synthetic rows whose range may cover an event of the caller itself, so
+they are not cut out; the Java callbacks below them are.
+
+:func:`scan_calls` runs a numba kernel over the decoded chunks that hold a set of calls (only
+those chunks are decoded) and gives per call a *path signature* (the set of distinct transitions
+taken, entry and exit included: calls that differ only in how often loops repeated share it),
+its own block count and bytecodes, and one record per loop entry with the number of times the
+loop's back edges were taken during it. :func:`call_path` gives one call's exact sequence.
+The stream readers are :mod:`jbgui.model.tracedir` and :mod:`jbgui.model.call_blocks`; this module
+only wraps them.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from jbgui.model import layout
+from jbgui.model.analysis import Analysis, Flag, ThreadReplay
+from jbgui.model.call_blocks import stream_index
+from jbgui.model.tracedir import decode_payload
+
+# A window of decoded events holds at least the calls that start in it; a call longer than this
+# gets a window of its own (its whole range), and one longer than LONGEST_CALL is left out.
+WINDOW_EVENTS = 1 << 23
+LONGEST_CALL = 1 << 28
+
+SYNTHETIC = Flag.NATIVE | Flag.UNTRACED
+
+_TYPE_SHIFT = layout.TYPE_SHIFT
+_METHOD_SHIFT = layout.METHOD_SHIFT
+_PAGE_MASK = layout.MAX_METHOD_ID
+_INDEX_MASK = layout.BLOCKS_PER_PAGE - 1
+_BLOCK = layout.TYPE_BLOCK
+
+# Pseudo-blocks of a signature: the transition into the first block comes from ENTRY, and the
+# last block goes to EXIT_NORMAL or EXIT_EXCEPTION.
+ENTRY = -1
+EXIT_NORMAL = -2
+EXIT_EXCEPTION = -3
+
+
+@dataclass
+class LoopTables:
+    """A method's natural loops in the kernel's layout (local block indices)."""
+
+    header_of: np.ndarray      # block -> loop whose header it is, -1
+    innermost: np.ndarray      # block -> innermost loop containing it, -1
+    parent: np.ndarray         # loop -> enclosing loop, -1
+    in_body: np.ndarray        # (loops, blocks) bool
+
+    @staticmethod
+    def empty(n_blocks: int) -> LoopTables:
+        return LoopTables(np.full(n_blocks, -1, np.int64), np.full(n_blocks, -1, np.int64),
+                          np.zeros(0, np.int64), np.zeros((0, max(n_blocks, 1)), np.bool_))
+
+
+@dataclass
+class CallScan:
+    """Per call of one method (all threads): ``thread``, ``row``, ``sig``, ``own_blocks``,
+    ``own_bytecodes``, ``exceptional``; loop entries ``loop_call`` (index into the calls),
+    ``loop_id``, ``loop_iters``; ``skipped``: calls longer than :data:`LONGEST_CALL` events."""
+
+    thread: np.ndarray
+    row: np.ndarray
+    sig: np.ndarray
+    own_blocks: np.ndarray
+    own_bytecodes: np.ndarray
+    exceptional: np.ndarray
+    loop_call: np.ndarray
+    loop_id: np.ndarray
+    loop_iters: np.ndarray
+    skipped: int = 0
+    events_decoded: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------- the kernel
+
+@numba.njit(cache=True, nogil=True)
+def _mix(x):
+    x = np.uint64(x) + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@numba.njit(cache=True, nogil=True)
+def _seen(keys, stamps, stamp, key):
+    """Insert ``key`` into the set of the current call (``stamp``); True if it was there."""
+    mask = len(keys) - 1
+    i = np.int64(_mix(key) & np.uint64(mask))
+    while stamps[i] == stamp:
+        if keys[i] == key:
+            return True
+        i = (i + 1) & mask
+    stamps[i] = stamp
+    keys[i] = key
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan(words, wbase, rows, k0, first, last, end, flags, synthetic_mask, inferred_flag,
+          method, page_base, b_method, b_bc, block_base, n_blocks,
+          header_of, innermost, lparent, in_body,
+          out_sig, out_blocks, out_bc, out_exc, rec, n_rec, set_keys, set_stamps,
+          open_entry, iters, seq, seq_event, want_seq):
+    """Scan calls ``rows[k0:]`` while they lie inside ``words`` (events ``wbase`` onwards).
+
+    Returns ``(k, n_rec, n_seq)``: the first call not done (outside the window, or too little
+    room in ``rec``), the loop records written, the sequence length (``want_seq``)."""
+    nw = len(words)
+    n_loops = len(lparent)
+    n_seq = 0
+    k = k0
+    while k < len(rows):
+        r = rows[k]
+        lo = first[r]
+        hi = last[r]
+        if lo < wbase or hi >= wbase + nw:
+            break
+        if n_rec + (hi - lo + 1) + n_loops >= len(rec):
+            break
+        stamp = k + 1
+        sig = np.uint64(0)
+        prev = -1
+        nb = 0
+        bc = 0
+        for L in range(n_loops):
+            open_entry[L] = 0
+            iters[L] = 0
+        e = lo
+        c = r + 1
+        stop = end[r]
+        while e <= hi:
+            while c < stop and (flags[c] & synthetic_mask) != 0:
+                c += 1  # a native or untraced call: its Java callbacks (if any) come next
+            if c < stop:
+                seg_end = first[c] - 1
+                skip_to = last[c] + 1
+                # An exceptional end inferred at the caller's handler block: that block is ours.
+                if (flags[c] & inferred_flag) != 0:
+                    skip_to = last[c]
+            else:
+                seg_end = hi
+                skip_to = hi + 1
+            if seg_end > hi:
+                seg_end = hi
+            for ev in range(e, seg_end + 1):
+                w = np.int64(words[ev - wbase])
+                if (w >> _TYPE_SHIFT) != _BLOCK:
+                    continue
+                page = (w >> _METHOD_SHIFT) & _PAGE_MASK
+                if page >= len(page_base):
+                    continue
+                base = page_base[page]
+                if base < 0:
+                    continue
+                gb = base + (w & _INDEX_MASK)
+                if gb >= len(b_method) or b_method[gb] != method:
+                    continue
+                b = gb - block_base
+                if b < 0 or b >= n_blocks:
+                    continue
+                nb += 1
+                bc += b_bc[gb]
+                key = (prev + 4) * (n_blocks + 4) + b + 4
+                if not _seen(set_keys, set_stamps, stamp, key):
+                    sig += _mix(key)
+                if n_loops:
+                    # Leaving loops: those containing prev but not b.
+                    if prev >= 0:
+                        L = innermost[prev]
+                        while L >= 0:
+                            if not in_body[L, b] and open_entry[L]:
+                                rec[n_rec, 0] = k
+                                rec[n_rec, 1] = L
+                                rec[n_rec, 2] = iters[L]
+                                n_rec += 1
+                                open_entry[L] = 0
+                            L = lparent[L]
+                    L = header_of[b]
+                    if L >= 0:
+                        if prev >= 0 and in_body[L, prev] and open_entry[L]:
+                            iters[L] += 1            # a back edge
+                        else:
+                            if open_entry[L]:
+                                rec[n_rec, 0] = k
+                                rec[n_rec, 1] = L
+                                rec[n_rec, 2] = iters[L]
+                                n_rec += 1
+                            open_entry[L] = 1
+                            iters[L] = 0
+                if want_seq:
+                    seq[n_seq] = b
+                    seq_event[n_seq] = ev
+                    n_seq += 1
+                prev = b
+            if c >= stop:
+                break
+            e = skip_to
+            c = end[c]
+        exc = 1 if (flags[r] & 1) != 0 else 0
+        exit_key = (prev + 4) * (n_blocks + 4) + (4 + (EXIT_EXCEPTION if exc else EXIT_NORMAL))
+        if not _seen(set_keys, set_stamps, stamp, exit_key):
+            sig += _mix(exit_key)
+        for L in range(n_loops):
+            if open_entry[L]:
+                rec[n_rec, 0] = k
+                rec[n_rec, 1] = L
+                rec[n_rec, 2] = iters[L]
+                n_rec += 1
+                open_entry[L] = 0
+        out_sig[k] = sig
+        out_blocks[k] = nb
+        out_bc[k] = bc
+        out_exc[k] = exc
+        k += 1
+    return k, n_rec, n_seq
+
+
+# ---------------------------------------------------------------------- driving it
+
+class _Method:
+    """Everything the kernel needs about one method."""
+
+    def __init__(self, analysis: Analysis, method: int, loops: LoopTables | None):
+        st = analysis.statics
+        self.method = method
+        self.block_base = int(st.m_block_base[method])
+        self.n_blocks = int(st.m_blocks[method])
+        self.page_base = st.page_base.astype(np.int64)
+        self.b_method = st.b_method
+        self.b_bc = st.b_metrics[:, 0].astype(np.int64)
+        self.loops = loops or LoopTables.empty(self.n_blocks)
+        size = 1
+        while size < 4 * (3 * self.n_blocks + 64):
+            size *= 2
+        self.set_keys = np.zeros(size, np.int64)
+        self.set_stamps = np.zeros(size, np.int64)
+        n_loops = len(self.loops.parent)
+        self.open_entry = np.zeros(max(n_loops, 1), np.int64)
+        self.iters = np.zeros(max(n_loops, 1), np.int64)
+
+
+class _Window:
+    """Decoded events of a range of chunks, kept to serve the next calls."""
+
+    def __init__(self, index):
+        self.index = index
+        self.base = 0
+        self.words = np.zeros(0, np.uint32)
+        self.decoded = 0
+
+    def load(self, lo: int, hi: int, pool: ThreadPoolExecutor | None) -> None:
+        """Hold at least events ``[lo, hi)``: whole chunks, decoded in parallel."""
+        ix = self.index
+        c0 = max(int(np.searchsorted(ix.first, lo, side="right")) - 1, 0)
+        c1 = int(np.searchsorted(ix.first, hi, side="left"))
+        c1 = max(c1, c0 + 1)
+        c1 = min(c1, len(ix.first))
+        with open(ix.path, "rb") as handle:
+            payloads = []
+            for c in range(c0, c1):
+                handle.seek(int(ix.offset[c]))
+                payloads.append((handle.read(ix.length[c]), ix.codec[c], ix.filter[c], int(ix.count[c])))
+        decode = lambda p: decode_payload(*p)  # noqa: E731
+        parts = list(pool.map(decode, payloads)) if pool is not None and len(payloads) > 4 else \
+            [decode(p) for p in payloads]
+        self.base = int(ix.first[c0]) if c0 < len(ix.first) else 0
+        self.words = np.concatenate(parts) if len(parts) > 1 else (parts[0] if parts else np.zeros(0, np.uint32))
+        self.decoded += len(self.words)
+
+
+def _columns(thread: ThreadReplay):
+    calls = thread.calls
+    return (np.asarray(calls.first), np.asarray(calls.last), np.asarray(calls.end), np.asarray(calls.flags))
+
+
+def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: _Method,
+                 pool: ThreadPoolExecutor | None, want_seq: bool = False):
+    """Run the kernel over ``rows`` (ascending) of one thread."""
+    first, last, end, flags = _columns(thread)
+    n = len(rows)
+    sig = np.zeros(n, np.uint64)
+    blocks = np.zeros(n, np.int64)
+    bc = np.zeros(n, np.int64)
+    exc = np.zeros(n, np.int8)
+    recs: list[np.ndarray] = []
+    rec = np.zeros((1 << 16, 3), np.int64)
+    n_rec = 0
+    seq = np.zeros(1, np.int32)
+    seq_event = np.zeros(1, np.int64)
+    skipped = np.zeros(n, np.bool_)
+    window = _Window(stream_index(analysis, thread))
+    L = m.loops
+    k = 0
+    while k < n:
+        r = int(rows[k])
+        lo, hi = int(first[r]), int(last[r]) + 1
+        if hi - lo > LONGEST_CALL:
+            skipped[k] = True
+            k += 1
+            continue
+        if not (window.base <= lo and hi <= window.base + len(window.words)):
+            window.load(lo, max(hi, lo + WINDOW_EVENTS), pool)
+        if want_seq and len(seq) < hi - lo:
+            seq = np.zeros(hi - lo, np.int32)
+            seq_event = np.zeros(hi - lo, np.int64)
+        if len(rec) < (hi - lo) + len(L.parent) + 16:
+            rec = np.zeros((2 * ((hi - lo) + len(L.parent) + 16), 3), np.int64)
+            n_rec = 0
+        k_next, n_rec, n_seq = _scan(
+            window.words, window.base, rows, k, first, last, end, flags, SYNTHETIC, Flag.INFERRED,
+            m.method, m.page_base, m.b_method, m.b_bc, m.block_base, m.n_blocks,
+            L.header_of, L.innermost, L.parent, L.in_body,
+            sig, blocks, bc, exc, rec, n_rec, m.set_keys, m.set_stamps, m.open_entry, m.iters,
+            seq, seq_event, want_seq)
+        if k_next == k:
+            # The record buffer is full, or the call does not fit the window: drain and retry.
+            if n_rec:
+                recs.append(rec[:n_rec].copy())
+                n_rec = 0
+                continue
+            window.load(lo, max(hi, lo + WINDOW_EVENTS), pool)
+            if not (window.base <= lo and hi <= window.base + len(window.words)):
+                skipped[k] = True   # the stream ends before the call does (a damaged tail)
+                k += 1
+            continue
+        k = k_next
+        if n_rec > len(rec) // 2:
+            recs.append(rec[:n_rec].copy())
+            n_rec = 0
+    if n_rec:
+        recs.append(rec[:n_rec].copy())
+    loops = np.concatenate(recs) if recs else np.zeros((0, 3), np.int64)
+    result = (sig, blocks, bc, exc, loops, skipped, window.decoded)
+    if want_seq:
+        return result, seq[:n_seq] if n else seq[:0], seq_event[:n_seq] if n else seq_event[:0]
+    return result
+
+
+def method_rows(analysis: Analysis, method: int) -> list[tuple[ThreadReplay, np.ndarray]]:
+    """The rows of every call of ``method``, per thread (threads without one left out)."""
+    out = []
+    for thread in analysis.threads:
+        if not len(thread.calls):
+            continue
+        summary = thread.call_summary
+        if method not in set(np.asarray(summary["method_ids"]).tolist()):
+            continue
+        rows = np.flatnonzero(np.asarray(thread.calls.method) == method)
+        if len(rows):
+            out.append((thread, rows.astype(np.int64)))
+    return out
+
+
+def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
+               selected: list[tuple[ThreadReplay, np.ndarray]] | None = None) -> CallScan:
+    """Signatures, own blocks and bytecodes, and loop entries of every call of ``method``
+    (or of the ``selected`` rows per thread)."""
+    m = _Method(analysis, method, loops)
+    parts = selected if selected is not None else method_rows(analysis, method)
+    threads, rows, sigs, blocks, bcs, excs, lcall, lid, liters = [], [], [], [], [], [], [], [], []
+    skipped = 0
+    decoded = 0
+    offset = 0
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for thread, trows in parts:
+            trows = np.sort(trows)
+            sig, nb, bc, exc, loops_rec, skip, dec = _scan_thread(analysis, thread, trows, m, pool)
+            keep = ~skip
+            index = np.cumsum(keep) - 1
+            skipped += int(skip.sum())
+            decoded += dec
+            threads.append(np.full(int(keep.sum()), thread.index, np.int64))
+            rows.append(trows[keep])
+            sigs.append(sig[keep])
+            blocks.append(nb[keep])
+            bcs.append(bc[keep])
+            excs.append(exc[keep])
+            if len(loops_rec):
+                lr = loops_rec[keep[loops_rec[:, 0]]]
+                lcall.append(index[lr[:, 0]] + offset)
+                lid.append(lr[:, 1])
+                liters.append(lr[:, 2])
+            offset += int(keep.sum())
+
+    def cat(parts_, dtype):
+        return np.concatenate(parts_).astype(dtype) if parts_ else np.zeros(0, dtype)
+    return CallScan(cat(threads, np.int64), cat(rows, np.int64), cat(sigs, np.uint64), cat(blocks, np.int64),
+                    cat(bcs, np.int64), cat(excs, np.int8), cat(lcall, np.int64), cat(lid, np.int64),
+                    cat(liters, np.int64), skipped, decoded)
+
+
+@dataclass
+class CallPath:
+    """One call's own blocks in order (local block indices), the event of each, the calls made
+    from each step, and how the call ended."""
+
+    thread: int
+    row: int
+    method: int
+    blocks: np.ndarray
+    events: np.ndarray
+    calls: list[tuple[int, int]]        # (step, child row), in order
+    exceptional: bool
+    exception: str | None               # the exception's class when it ended exceptionally
+
+
+def call_path(analysis: Analysis, thread: ThreadReplay, row: int) -> CallPath:
+    """The exact sequence of the call's own blocks, with the calls made from each block."""
+    calls = thread.calls
+    method = int(calls.method[row])
+    m = _Method(analysis, method, None)
+    rows = np.array([row], np.int64)
+    if m.n_blocks == 0:
+        seq = np.zeros(0, np.int32)
+        events = np.zeros(0, np.int64)
+    else:
+        _result, seq, events = _scan_thread(analysis, thread, rows, m, None, want_seq=True)
+    from jbgui.model.call_queries import children_batch
+    children, _ = children_batch(calls, row, -1, 1 << 62)
+    child_first = np.asarray(calls.first)[children] if len(children) else np.zeros(0, np.int64)
+    steps = np.searchsorted(events, child_first, side="left") - 1
+    flags = int(calls.flags[row])
+    exc_class = int(calls.exc_class[row])
+    exceptional = bool(flags & Flag.EXCEPTIONAL)
+    return CallPath(thread.index, row, method, seq.astype(np.int64), events.astype(np.int64),
+                    [(int(s), int(c)) for s, c in zip(steps, children)], exceptional,
+                    analysis.statics.class_name_of_id(exc_class) if exceptional else None)
+
+
+# ---------------------------------------------------------------------- compressing a path
+
+def compress(seq, max_period: int = 16, counts: bool = True) -> list:
+    """Tandem repetitions folded: a list of items, each a block or ``(items, times)``; applied
+    until nothing changes, so that nested loops fold inside out: ``3 4 5 4 5 4 5 6`` becomes
+    ``[3, ((4, 5), 3), 6]``. With ``counts=False`` every ``times`` is 0, so that iterations whose
+    inner loops ran a different number of times fold too (the collapsed path of a variant)."""
+    items = [int(b) for b in seq]
+    while True:
+        folded = _fold(items, max_period, counts)
+        if len(folded) == len(items):
+            return folded
+        items = folded
+
+
+def _fold(items: list, max_period: int, counts: bool = True) -> list:
+    out = []
+    i = 0
+    n = len(items)
+    while i < n:
+        best_p, best_times = 0, 1
+        for p in range(1, min(max_period, (n - i) // 2) + 1):
+            if items[i + p] != items[i]:
+                continue
+            times = 1
+            while i + (times + 1) * p <= n and items[i + times * p:i + (times + 1) * p] == items[i:i + p]:
+                times += 1
+            if times > 1 and times * p > best_times * best_p:
+                best_p, best_times = p, times
+        if best_times > 1:
+            body = items[i:i + best_p]
+            out.append((tuple(body), best_times if counts else 0))
+            i += best_p * best_times
+        else:
+            out.append(items[i])
+            i += 1
+    # Two folded runs of the same body next to each other (different counts) are one loop.
+    merged = []
+    for item in out:
+        if merged and isinstance(item, tuple) and isinstance(merged[-1], tuple) and merged[-1][0] == item[0]:
+            merged[-1] = (item[0], merged[-1][1] + item[1])
+        else:
+            merged.append(item)
+    return merged
+
+
+def render(items, counts: bool = True) -> str:
+    """``#3 (#4 #5)×1200 #6``; with ``counts=False``, ``#3 (#4 #5)× #6``."""
+    parts = []
+    for item in items:
+        if isinstance(item, tuple):
+            body, times = item
+            parts.append(f"({render(body, counts)})×{times if counts else ''}")
+        else:
+            parts.append(f"#{item}")
+    return " ".join(parts)
