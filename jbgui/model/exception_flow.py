@@ -1,0 +1,189 @@
+"""Exception flow: every exception replay recorded, as a chain — the block that threw it, each
+frame it unwound with the block it left, and the handler block that caught it (or none) — and
+those chains grouped by (type, throw site, catch site).
+
+The chains come from the replay's exception records (``ThreadReplay.exceptions``,
+``analysis.EXCEPTION_DTYPE``: the first frame the exception left, the frame that caught it, and
+the events of both): the unwound frames are the throwing row and its ancestors below the catching
+row, exactly the rows replay flagged ``EXCEPTIONAL``. The block a frame left is the caller block
+of the frame below it (the call the exception came out of); the throwing frame's block is its last
+own block before the exception; the handler is the block at the catch event. A handler block that
+only stores the exception and jumps on (at most two bytecodes, no calls) is flagged as *caught and
+ignored*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jbgui.model import layout
+from jbgui.model.analysis import CATCH_CLASS_INIT, CATCH_UNCAUGHT, Analysis, Flag, ThreadReplay
+from jbgui.model.call_blocks import stream_index
+from jbgui.model.method_names import display_name
+
+_BACK_WINDOW = 4096
+_CONTROL_CHANGING = 6
+
+
+@dataclass
+class ExceptionChain:
+    thread: int
+    type: str
+    throw_row: int
+    thrown_in: int              # method id (0: unknown)
+    throw_block: int            # local block index, -1 unknown
+    unwound: list[tuple[int, int, int]]   # (row, method, local block left), thrower first
+    catch_row: int              # -1 uncaught, -2 consumed by class initialization
+    caught_in: int              # method id, 0 when not caught in a traced frame
+    handler_block: int          # local block index, -1
+    ignored: bool               # the handler does nothing with it
+    throw_event: int
+    catch_event: int
+
+
+def exception_chains(analysis: Analysis, limit: int | None = None) -> list[ExceptionChain]:
+    """Every recorded exception of every thread as a chain, in thread and event order."""
+    out = []
+    for thread in analysis.threads:
+        for rec in thread.exceptions:
+            out.append(_chain(analysis, thread, rec))
+            if limit is not None and len(out) >= limit:
+                return out
+    return out
+
+
+def _chain(analysis: Analysis, thread: ThreadReplay, rec) -> ExceptionChain:
+    st = analysis.statics
+    calls = thread.calls
+    throw_row, catch_row = int(rec["throw_row"]), int(rec["catch_row"])
+    throw_event, catch_event = int(rec["throw_event"]), int(rec["catch_event"])
+    exc_class = int(rec["exc_class"])
+    if not exc_class and throw_row >= 0:
+        exc_class = int(calls.exc_class[throw_row])
+    unwound = []
+    if throw_row != catch_row and throw_row >= 0:
+        r = throw_row
+        below = -1
+        while r >= 0 and r != catch_row:
+            method = int(calls.method[r])
+            if below < 0:
+                left = _own_block_before(analysis, thread, r, int(calls.last[r]))
+            else:
+                left = _local(st, method, int(calls.caller_block[below]))
+            unwound.append((r, method, left))
+            below = r
+            r = int(calls.parent[r])
+    thrown_in = int(calls.method[throw_row]) if throw_row >= 0 else 0
+    if unwound:
+        throw_block = unwound[0][2]
+    elif throw_row >= 0:
+        throw_block = _own_block_before(analysis, thread, throw_row, throw_event - 1)
+    else:
+        throw_block = -1
+    caught_in, handler, ignored = 0, -1, False
+    if catch_row >= 0:
+        caught_in = int(calls.method[catch_row])
+        handler = _block_at(analysis, thread, caught_in, catch_event)
+        ignored = handler >= 0 and is_empty_handler(st, caught_in, handler)
+    return ExceptionChain(thread.index, st.class_name_of_id(exc_class), throw_row, thrown_in, throw_block,
+                          unwound, catch_row, caught_in, handler, ignored, throw_event, catch_event)
+
+
+def is_empty_handler(st, method: int, local: int) -> bool:
+    """A handler block that stores (or pops) the exception and goes on: no calls, at most two
+    bytecodes (``astore``, ``goto``)."""
+    gb = int(st.m_block_base[method]) + local
+    sites = st.block_sites(gb)
+    return int(st.b_metrics[gb, 0]) <= 2 and len(sites) == 0
+
+
+def _local(st, method: int, gb: int) -> int:
+    base = int(st.m_block_base[method])
+    return gb - base if base >= 0 and 0 <= gb - base < int(st.m_blocks[method]) else -1
+
+
+def _words(analysis, thread, lo: int, hi: int) -> np.ndarray:
+    return stream_index(analysis, thread).read(max(lo, 0), hi)
+
+
+def _block_of(st, word: int) -> int:
+    if (word >> layout.TYPE_SHIFT) != layout.TYPE_BLOCK:
+        return -1
+    return st.block_of_word(word & ((1 << layout.TYPE_SHIFT) - 1))
+
+
+def _block_at(analysis, thread, method: int, event: int) -> int:
+    """The block of ``method`` entered at ``event`` (or the next of its blocks in a few events)."""
+    st = analysis.statics
+    words = _words(analysis, thread, event, event + 8)
+    for w in words.tolist():
+        gb = _block_of(st, w)
+        if gb >= 0 and int(st.b_method[gb]) == method:
+            return _local(st, method, gb)
+    return -1
+
+
+def _own_block_before(analysis, thread, row: int, event: int) -> int:
+    """The last block of the call's own (not in a callee) at or before ``event``."""
+    st = analysis.statics
+    calls = thread.calls
+    method = int(calls.method[row])
+    lo_row = int(calls.first[row])
+    first = np.asarray(calls.first)
+    last = np.asarray(calls.last)
+    end = np.asarray(calls.end)
+    flags = np.asarray(calls.flags)
+    # Direct Java children of the row that start before the event, as excluded ranges.
+    from jbgui.model.call_queries import children_batch
+    children, _ = children_batch(calls, row, -1, 1 << 62)
+    spans = []
+    stack = list(children[::-1])
+    while stack:
+        c = int(stack.pop())
+        if first[c] > event:
+            continue
+        if flags[c] & (Flag.NATIVE | Flag.UNTRACED):
+            kids = np.arange(c + 1, int(end[c]))
+            stack.extend(k for k in kids[::-1].tolist() if True)
+            continue
+        spans.append((int(first[c]), int(last[c])))
+    hi = event + 1
+    while hi > lo_row:
+        lo = max(lo_row, hi - _BACK_WINDOW)
+        words = _words(analysis, thread, lo, hi)
+        for i in range(len(words) - 1, -1, -1):
+            ev = lo + i
+            if any(a <= ev <= b for a, b in spans):
+                continue
+            gb = _block_of(st, int(words[i]))
+            if gb >= 0 and int(st.b_method[gb]) == method:
+                return _local(st, method, gb)
+        hi = lo
+    return -1
+
+
+def grouped(analysis: Analysis, chains: list[ExceptionChain] | None = None) -> list[dict]:
+    """The ``jbtrace exceptions`` rows: chains grouped by type, throw site, the unwound methods
+    and catch site, most frequent first."""
+    st = analysis.statics
+    chains = exception_chains(analysis) if chains is None else chains
+    groups: dict[tuple, dict] = {}
+    for c in chains:
+        unwound = [display_name(st, m) if m else "?" for _r, m, _b in c.unwound]
+        if c.catch_row == CATCH_UNCAUGHT:
+            caught = None
+        elif c.catch_row == CATCH_CLASS_INIT:
+            caught = "<class initialization>"
+        else:
+            caught = display_name(st, c.caught_in) if c.caught_in else "?"
+        key = (c.type, c.thrown_in, c.throw_block, tuple(unwound), caught, c.handler_block)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = {"type": c.type, "thrown_in": display_name(st, c.thrown_in) if c.thrown_in else "?",
+                               "throw_block": c.throw_block, "unwound": unwound, "caught_in": caught,
+                               "handler_block": c.handler_block if c.catch_row >= 0 else None,
+                               "ignored": c.ignored, "count": 0, "example": f"{c.thread}:{c.throw_row}"}
+        g["count"] += 1
+    return sorted(groups.values(), key=lambda g: -g["count"])
