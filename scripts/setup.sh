@@ -36,6 +36,8 @@ QT_PACKAGES=(libegl1 libgl1 libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommo
              libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core)
 for pkg in "${QT_PACKAGES[@]}"; do WHY[$pkg]="a library Qt needs (the explorer's GUI)"; done
 PACKAGES=(openjdk-17-jdk-headless libasm-java openjdk-17-source xvfb "${QT_PACKAGES[@]}")
+WHY[graphviz]="Graphviz's dot: lays out control-flow graphs (jbtrace cfg --format svg, the explorer's CFG view)"
+PACKAGES+=(graphviz)
 
 package_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]
