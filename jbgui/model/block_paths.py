@@ -285,8 +285,9 @@ def _columns(thread: ThreadReplay):
 
 
 def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: _Method,
-                 pool: ThreadPoolExecutor | None, want_seq: bool = False):
-    """Run the kernel over ``rows`` (ascending) of one thread."""
+                 pool: ThreadPoolExecutor | None, want_seq: bool = False, window_events: int = WINDOW_EVENTS):
+    """Run the kernel over ``rows`` (ascending) of one thread, decoding windows of at least
+    ``window_events`` events (the next calls are usually close by)."""
     first, last, end, flags = _columns(thread)
     n = len(rows)
     sig = np.zeros(n, np.uint64)
@@ -310,7 +311,7 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
             k += 1
             continue
         if not (window.base <= lo and hi <= window.base + len(window.words)):
-            window.load(lo, max(hi, lo + WINDOW_EVENTS), pool)
+            window.load(lo, max(hi, lo + window_events), pool)
         if want_seq and len(seq) < hi - lo:
             seq = np.zeros(hi - lo, np.int32)
             seq_event = np.zeros(hi - lo, np.int64)
@@ -329,7 +330,7 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
                 recs.append(rec[:n_rec].copy())
                 n_rec = 0
                 continue
-            window.load(lo, max(hi, lo + WINDOW_EVENTS), pool)
+            window.load(lo, max(hi, lo + window_events), pool)
             if not (window.base <= lo and hi <= window.base + len(window.words)):
                 skipped[k] = True   # the stream ends before the call does (a damaged tail)
                 k += 1
@@ -425,7 +426,7 @@ def call_path(analysis: Analysis, thread: ThreadReplay, row: int) -> CallPath:
         seq = np.zeros(0, np.int32)
         events = np.zeros(0, np.int64)
     else:
-        _result, seq, events = _scan_thread(analysis, thread, rows, m, None, want_seq=True)
+        _result, seq, events = _scan_thread(analysis, thread, rows, m, None, want_seq=True, window_events=1)
     from jbgui.model.call_queries import children_batch
     children, _ = children_batch(calls, row, -1, 1 << 62)
     child_first = np.asarray(calls.first)[children] if len(children) else np.zeros(0, np.int64)
