@@ -116,6 +116,11 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.cancel_button.hide()
 
+        # --- block views (issue 15): CFG, path, variants, loops, exceptions, discovery -------------
+        from jbgui.ui.blockviews_panel import install as install_block_views
+        self.block_views = install_block_views(self)
+        # --- end of block views ------------------------------------------------------------------
+
         self._make_menus()
         self.selection.callSelected.connect(self._call_selected)
         self.selection.methodSelected.connect(self._method_selected)

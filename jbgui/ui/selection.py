@@ -27,6 +27,8 @@ class Selection(QObject):
     callSelected = Signal(object, object)
     # (method id, source): a method was chosen without a particular call (e.g. from the summary)
     methodSelected = Signal(int, object)
+    # (method id, block index within the method, source): a basic block was chosen (CFG, path)
+    blockSelected = Signal(int, int, object)
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -47,6 +49,10 @@ class Selection(QObject):
         self.call = None
         self.method = int(method_id)
         self.methodSelected.emit(self.method, source)
+
+    def select_block(self, method_id: int, block: int, source: object = None) -> None:
+        """Point at block ``block`` of ``method_id`` (the current call stays selected)."""
+        self.blockSelected.emit(int(method_id), int(block), source)
 
     def clear(self) -> None:
         self.call = None

@@ -1,0 +1,328 @@
+"""The control-flow graph of the selected method, laid out by Graphviz's dot and drawn in Qt.
+
+Blocks are boxes (index, first offset, lines, count), tinted by how often they ran; edges are as
+thick as their count is large and labelled with it. Never-run blocks and never-taken edges are
+dashed and grey, exception edges to handlers dotted red, loop back edges blue. Counts are for the
+whole run or for the selected call. Wheel zooms, dragging pans; clicking a block selects it
+(:meth:`Selection.select_block`), and a block selected elsewhere is outlined and centred here.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import (QButtonGroup, QGraphicsItem, QGraphicsPathItem, QGraphicsPolygonItem,
+                               QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView,
+                               QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget)
+
+from jbgui.model.cfg import BACK, EXCEPTION, Cfg, call_cfg, method_cfg
+from jbgui.model.cfg_layout import Layout, layout
+from jbgui.ui import colors
+from jbgui.ui.format import format_count
+from jbgui.ui.selection import CallRef, Selection
+from jbgui.ui.tasks import Task
+
+EXCEPTION_COLOR = QColor("#c03030")
+BACK_COLOR = QColor("#3050c0")
+NEVER_COLOR = QColor("#9a9a9a")
+
+
+class BlockItem(QGraphicsRectItem):
+    """One block: a box with its text; clicking it selects the block."""
+
+    def __init__(self, view: "CfgView", block: int, rect: QRectF):
+        super().__init__(rect)
+        self.view = view
+        self.block = block
+        self.setAcceptedMouseButtons(Qt.MouseButton.LeftButton)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, False)
+
+    def mousePressEvent(self, event) -> None:
+        self.view.block_clicked(self.block)
+        event.accept()
+
+
+class GraphView(QGraphicsView):
+    """A graphics view with wheel zoom around the cursor and drag to pan."""
+
+    def __init__(self, scene: QGraphicsScene):
+        super().__init__(scene)
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+
+    def wheelEvent(self, event) -> None:
+        factor = 1.2 ** (event.angleDelta().y() / 120)
+        scale = self.transform().m11() * factor
+        if 0.05 <= scale <= 8:
+            self.scale(factor, factor)
+        event.accept()
+
+
+class CfgView(QWidget):
+    """The control-flow graph of the current method (whole run or the selected call)."""
+
+    blockClicked = Signal(int, int)    # method, block
+
+    def __init__(self, selection: Selection, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.selection = selection
+        self.analysis = None
+        self.method = 0
+        self.call: CallRef | None = None
+        self.cfg: Cfg | None = None
+        self.layout_: Layout | None = None
+        self.items: dict[int, BlockItem] = {}
+        self.selected_block = -1
+        self._task: Task | None = None
+        self.title = QLabel("Select a call or a method")
+        self.title.setWordWrap(True)
+        self.whole = QRadioButton("whole run")
+        self.this_call = QRadioButton("selected call")
+        self.whole.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.whole)
+        group.addButton(self.this_call)
+        self.this_call.setEnabled(False)
+        self.whole.toggled.connect(lambda _on: self.refresh())
+        self.status = QLabel("")
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Counts:"))
+        row.addWidget(self.whole)
+        row.addWidget(self.this_call)
+        row.addStretch(1)
+        row.addWidget(self.status)
+        self.scene = QGraphicsScene(self)
+        self.view = GraphView(self.scene)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(4, 4, 4, 4)
+        box.addWidget(self.title)
+        box.addLayout(row)
+        box.addWidget(self.view, 1)
+        selection.callSelected.connect(self._on_call)
+        selection.methodSelected.connect(self._on_method)
+        if hasattr(selection, "blockSelected"):
+            selection.blockSelected.connect(self._on_block)
+
+    # ------------------------------------------------------------------ following the selection
+
+    def set_analysis(self, analysis) -> None:
+        self.analysis = analysis
+        self.method = 0
+        self.call = None
+        self.cfg = None
+        self.scene.clear()
+        self.items.clear()
+        self.title.setText("Select a call or a method" if analysis else "No trace open")
+
+    def _on_call(self, ref, source) -> None:
+        if self.analysis is None or ref is None:
+            return
+        method = int(self.analysis.thread(ref.thread).calls.method[ref.row])
+        if not method or not int(self.analysis.statics.m_blocks[method]):
+            return
+        self.call = ref
+        self.this_call.setEnabled(True)
+        if method != self.method or self.this_call.isChecked():
+            self.method = method
+            self.refresh()
+
+    def _on_method(self, method: int, source) -> None:
+        if self.analysis is None or not method or not int(self.analysis.statics.m_blocks[method]):
+            return
+        self.method = method
+        self.call = None
+        self.this_call.setEnabled(False)
+        self.whole.setChecked(True)
+        self.refresh()
+
+    def _on_block(self, method: int, block: int, source) -> None:
+        if source is self or self.analysis is None:
+            return
+        if method != self.method:
+            self.method = method
+            self.refresh()
+        self.highlight(block, center=True)
+
+    def show_method(self, method: int, call: CallRef | None = None) -> None:
+        """Show ``method`` (with ``call``'s own counts when given)."""
+        self.method = method
+        self.call = call
+        self.this_call.setEnabled(call is not None)
+        if call is not None:
+            self.this_call.setChecked(True)
+        self.refresh()
+
+    # ------------------------------------------------------------------ computing
+
+    def refresh(self) -> None:
+        if self.analysis is None or not self.method:
+            return
+        per_call = self.this_call.isChecked() and self.call is not None
+        if self._task is not None:
+            self._task.cancel()
+        key = (self.method, self.call if per_call else None)
+        task = Task(_compute, self.analysis, self.method, self.call if per_call else None, name="cfg")
+        task.succeeded.connect(lambda result, k=key: self._ready(result) if k == self._key() else None)
+        task.failed.connect(self.status.setText)
+        self._task = task
+        self.status.setText("laying out …")
+        task.start()
+
+    def _key(self):
+        per_call = self.this_call.isChecked() and self.call is not None
+        return (self.method, self.call if per_call else None)
+
+    def _ready(self, result) -> None:
+        cfg, lay, error = result
+        self.status.setText(error or "")
+        self.cfg = cfg
+        self.layout_ = lay
+        scope = f"call {cfg.call}" if cfg.call else "whole run"
+        self.title.setText(f"<b>{cfg.name}</b> — {cfg.n_blocks} blocks, {len(cfg.loops)} loops "
+                           f"({scope}); dashed grey: never run / never taken, red dotted: exception, "
+                           f"blue: loop back edge")
+        self.draw()
+
+    # ------------------------------------------------------------------ drawing
+
+    def draw(self) -> None:
+        self.scene.clear()
+        self.items.clear()
+        cfg, lay = self.cfg, self.layout_
+        if cfg is None or lay is None:
+            return
+        dark = colors.is_dark()
+        ink = QColor("#e0e0e0") if dark else QColor("#202020")
+        hottest = max(int(cfg.counts.max()) if cfg.n_blocks else 0, 1)
+        top_edge = max([e.count for e in cfg.edges] + [1])
+        font = QFont("monospace")
+        font.setPointSizeF(8)
+        small = QFont()
+        small.setPointSizeF(7)
+        kinds = {(e.src, e.dst): e for e in cfg.edges}
+        for curve in lay.edges:
+            e = kinds.get((curve.src, curve.dst))
+            if e is None or len(curve.points) < 2:
+                continue
+            path = QPainterPath(QPointF(*curve.points[0]))
+            pts = curve.points[1:]
+            for i in range(0, len(pts) - 2, 3):
+                path.cubicTo(QPointF(*pts[i]), QPointF(*pts[i + 1]), QPointF(*pts[i + 2]))
+            width = 0.8 + 4.2 * math.sqrt(e.count / top_edge) if e.count else 0.8
+            color = EXCEPTION_COLOR if e.kind == EXCEPTION else BACK_COLOR if e.kind == BACK else ink
+            pen = QPen(color, width)
+            if e.count == 0:
+                pen.setColor(NEVER_COLOR)
+                pen.setStyle(Qt.PenStyle.DashLine)
+            if e.kind == EXCEPTION:
+                pen.setStyle(Qt.PenStyle.DotLine)
+            item = QGraphicsPathItem(path)
+            item.setPen(pen)
+            item.setData(0, (e.src, e.dst))
+            self.scene.addItem(item)
+            self._arrow(curve, pen.color())
+            if e.count and curve.label is not None:
+                text = QGraphicsSimpleTextItem(format_count(e.count))
+                text.setFont(small)
+                text.setBrush(QBrush(color))
+                r = text.boundingRect()
+                text.setPos(curve.label[0] - r.width() / 2, curve.label[1] - r.height() / 2)
+                self.scene.addItem(text)
+        for b in range(cfg.n_blocks):
+            box = lay.nodes.get(b)
+            if box is None:
+                continue
+            rect = QRectF(box.x - box.width / 2, box.y - box.height / 2, box.width, box.height)
+            item = BlockItem(self, b, rect)
+            count = int(cfg.counts[b])
+            if count:
+                heat = math.log1p(count) / math.log1p(hottest)
+                item.setBrush(QBrush(colors.heat_tint(heat, dark)))
+                pen = QPen(colors.heat_color(heat, dark), 1.6)
+            else:
+                item.setBrush(QBrush(Qt.BrushStyle.NoBrush))
+                pen = QPen(NEVER_COLOR, 1.2, Qt.PenStyle.DashLine)
+            if cfg.handler[b]:
+                pen.setColor(EXCEPTION_COLOR)
+            item.setPen(pen)
+            item.setToolTip(f"block #{b}: offsets [{cfg.first_offset[b]}, {cfg.last_offset[b]}), "
+                            f"lines {cfg.lines[b] or '?'}, {cfg.bytecodes[b]} bytecodes, ran {count:,} times"
+                            + (", handler entry" if cfg.handler[b] else ""))
+            self.scene.addItem(item)
+            label = QGraphicsSimpleTextItem(f"#{b}  @{cfg.first_offset[b]}\nline {cfg.lines[b] or '?'}\n×{format_count(count)}",
+                                            item)
+            label.setFont(font)
+            label.setBrush(QBrush(NEVER_COLOR if count == 0 else ink))
+            r = label.boundingRect()
+            # dot sized the box for its own font metrics: shrink the text to fit when Qt's are wider
+            fit = min(1.0, (box.width - 4) / max(r.width(), 1), (box.height - 2) / max(r.height(), 1))
+            label.setScale(fit)
+            label.setPos(box.x - fit * r.width() / 2, box.y - fit * r.height() / 2)
+            self.items[b] = item
+        self.scene.setSceneRect(QRectF(-10, -10, lay.width + 20, lay.height + 20))
+        self.view.resetTransform()
+        self.view.fitInView(self.scene.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.view.transform().m11() > 1.6:
+            self.view.resetTransform()
+            self.view.scale(1.6, 1.6)
+        if self.selected_block >= 0:
+            self.highlight(self.selected_block)
+
+    def _arrow(self, curve, color: QColor) -> None:
+        (x0, y0), (x1, y1) = curve.points[-2], curve.points[-1]
+        box = self.layout_.nodes.get(curve.dst)
+        angle = math.atan2(y1 - y0, x1 - x0)
+        size = 6.0
+        tip = QPointF(x1 + math.cos(angle) * 2, y1 + math.sin(angle) * 2)
+        if box is not None:
+            # dot's spline ends short of the box: the arrow head fills the gap
+            tip = QPointF(x1 + math.cos(angle) * size, y1 + math.sin(angle) * size)
+        left = QPointF(tip.x() - size * math.cos(angle - 0.4), tip.y() - size * math.sin(angle - 0.4))
+        right = QPointF(tip.x() - size * math.cos(angle + 0.4), tip.y() - size * math.sin(angle + 0.4))
+        head = QGraphicsPolygonItem(QPolygonF([tip, left, right]))
+        head.setBrush(QBrush(color))
+        head.setPen(QPen(color, 0.5))
+        self.scene.addItem(head)
+
+    def highlight(self, block: int, center: bool = False) -> None:
+        """Outline ``block`` (and centre it)."""
+        previous = self.items.get(self.selected_block)
+        if previous is not None:
+            previous.setData(1, None)
+            pen = previous.data(2)
+            if pen is not None:
+                previous.setPen(pen)
+        self.selected_block = block
+        item = self.items.get(block)
+        if item is None:
+            return
+        item.setData(2, QPen(item.pen()))
+        item.setPen(QPen(QColor("#ff8c00"), 3.5))
+        if center:
+            self.view.centerOn(item)
+
+    def block_clicked(self, block: int) -> None:
+        self.highlight(block)
+        self.blockClicked.emit(self.method, block)
+        if hasattr(self.selection, "select_block"):
+            self.selection.select_block(self.method, block, self)
+
+    def block_center(self, block: int) -> QPointF:
+        """Where block ``block`` is on screen (viewport coordinates), for tests and tours."""
+        item = self.items[block]
+        return self.view.mapFromScene(item.sceneBoundingRect().center())
+
+
+def _compute(_progress, cancelled, analysis, method: int, call: CallRef | None):
+    if call is not None:
+        cfg = call_cfg(analysis, analysis.thread(call.thread), call.row)
+    else:
+        cfg = method_cfg(analysis, method)
+    try:
+        return cfg, layout(cfg), None
+    except Exception as error:  # noqa: BLE001 - no dot: the view says so instead of drawing
+        return cfg, None, str(error)

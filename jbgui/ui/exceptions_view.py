@@ -1,0 +1,75 @@
+"""Exception flow of the whole run: each exception's type, the block that threw it, the frames it
+unwound, and the handler that caught it (or uncaught), grouped with counts; handlers that ignore
+the exception are flagged. Double-click a row to select the frame that threw an example."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from jbgui.model.exception_flow import grouped
+from jbgui.ui.block_tables import Latest, RowsTable
+from jbgui.ui.selection import CallRef, Selection
+
+HEADERS = ["count", "type", "thrown in", "unwound", "caught in", "ignored"]
+
+
+class ExceptionsView(QWidget):
+    def __init__(self, selection: Selection, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.selection = selection
+        self.analysis = None
+        self.title = QLabel("")
+        self.title.setWordWrap(True)
+        self.table = RowsTable(HEADERS)
+        self.table.cellDoubleClicked.connect(self._activate)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(4, 4, 4, 4)
+        box.addWidget(self.title)
+        box.addWidget(self.table, 1)
+        self.worker = Latest(self, self._ready, self.title.setText)
+        self.rows: list[dict] = []
+        self.computed = False
+
+    def set_analysis(self, analysis) -> None:
+        self.analysis = analysis
+        self.computed = False
+        self.table.fill([])
+        self.title.setText("")
+
+    def ensure(self) -> None:
+        """Compute once per trace, when first shown (every exception's chain is read)."""
+        if self.analysis is not None and not self.computed:
+            self.computed = True
+            self.title.setText("following every exception …")
+            self.worker.run(_compute, self.analysis)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.ensure()
+
+    def _ready(self, rows) -> None:
+        self.rows = rows
+        total = sum(r["count"] for r in rows)
+        self.title.setText(f"{total:,} exceptions in {len(rows)} flows (throw site → unwound frames → catch "
+                           "site); double-click: select the throwing call")
+        self.table.fill([(f"{r['count']:,}", r["type"], f"{r['thrown_in']} #{r['throw_block']}",
+                          " → ".join(_short(m) for m in r["unwound"]) or "(none: caught in the same frame)",
+                          f"{r['caught_in']} #{r['handler_block']}" if r["caught_in"] else "uncaught",
+                          "caught and ignored" if r["ignored"] else "")
+                         for r in rows], [r["example"] for r in rows], numeric={0})
+
+    def _activate(self, row: int, _column: int) -> None:
+        example = self.table.payload(row)
+        if example:
+            thread, call = map(int, example.split(":"))
+            if call >= 0:
+                self.selection.select_call(CallRef(thread, call), self)
+
+
+def _short(method: str) -> str:
+    """``Class.name`` of ``pkg.Class.name(desc)``."""
+    return ".".join(method.split("(")[0].rsplit(".", 2)[-2:])
+
+
+def _compute(_progress, _cancelled, analysis):
+    return grouped(analysis)

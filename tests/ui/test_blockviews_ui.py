@@ -1,0 +1,151 @@
+"""The block views in the explorer, driven by real events on a real trace of
+tests/programs/block_views: the CFG draws the method's blocks with their counts, a click on a
+block selects it (the method view scrolls there), the path steps with the keyboard and buttons
+and the CFG follows, variants and loops show the known answers and jump to calls."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from jbgui.model.method_names import resolve_methods
+from jbgui.ui.main_window import MainWindow
+from jbgui.ui.selection import CallRef
+
+pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+
+
+@pytest.fixture(scope="module")
+def trace(record, default_jdk):
+    run = record("block_views", default_jdk, jdk=False, instructions=True)
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
+@pytest.fixture
+def window(qtbot, trace):
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1400, 1000)
+    w.show()
+    with qtbot.waitSignal(w.traceLoaded, timeout=120_000):
+        w.open_trace(trace)
+    w.block_views.dock.show()
+    return w
+
+
+def calls_of(window, spec):
+    a = window.loaded.analysis
+    mid = resolve_methods(a.statics, spec, single=True)[0]
+    thread = a.threads[0]
+    return mid, thread, np.flatnonzero(np.asarray(thread.calls.method) == mid)
+
+
+def double_click(qtbot, table, pos):
+    # A view acts on a double click only on the item its press went to, as with a real mouse.
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_the_cfg_follows_the_selection_and_a_click_selects_a_block(qtbot, window):
+    panel = window.block_views
+    panel.setCurrentWidget(panel.cfg)
+    mid, thread, rows = calls_of(window, "Main.check")
+    window.selection.select_call(CallRef(thread.index, int(rows[0])))
+    qtbot.waitUntil(lambda: panel.cfg.cfg is not None and panel.cfg.cfg.method == mid and bool(panel.cfg.items),
+                    timeout=30_000)
+    cfg = panel.cfg
+    assert cfg.cfg.counts.tolist() == [4, 0, 4]
+    # the never-run block is dashed grey; the taken edge is labelled with its count
+    assert cfg.items[1].pen().style() == Qt.PenStyle.DashLine
+    labels = [item.text() for item in cfg.scene.items() if hasattr(item, "text") and callable(item.text)]
+    assert "4" in labels and any("×0" in t for t in labels)
+    seen = []
+    window.selection.blockSelected.connect(lambda m, b, src: seen.append((m, b)))
+    qtbot.mouseClick(cfg.view.viewport(), Qt.MouseButton.LeftButton, pos=cfg.block_center(2))
+    assert seen[-1] == (mid, 2)
+    assert cfg.selected_block == 2 and cfg.items[2].pen().color().name() == "#ff8c00"
+    # the method view is showing this method: a block link clicked there outlines the block here
+    qtbot.waitUntil(lambda: window.method_view.info is not None and window.method_view.info.method == mid)
+    window.method_view.browser.anchorClicked.emit(__import__("PySide6.QtCore", fromlist=["QUrl"]).QUrl("block:0"))
+    assert cfg.selected_block == 0
+    # selected call counts
+    cfg.this_call.click()
+    qtbot.waitUntil(lambda: cfg.cfg is not None and cfg.cfg.call == f"{thread.index}:{int(rows[0])}", timeout=30_000)
+    assert cfg.cfg.counts.tolist() == [1, 0, 1]
+
+
+def test_the_path_steps_and_the_cfg_follows(qtbot, window):
+    panel = window.block_views
+    panel.setCurrentWidget(panel.path)
+    mid, thread, rows = calls_of(window, "Main.loop")
+    window.selection.select_call(CallRef(thread.index, int(rows[2])))        # loop(2)
+    qtbot.waitUntil(lambda: panel.path.path is not None and panel.path.path.row == int(rows[2]), timeout=30_000)
+    path = panel.path
+    assert "#0 (#1 #2)×2 #1 #3" in path.summary.text()
+    assert path.steps.count() == 7 and path.current_block() == 0
+    qtbot.mouseClick(path.forward, Qt.MouseButton.LeftButton)
+    assert path.current_block() == 1
+    path.steps.setFocus()
+    qtbot.keyClick(path.steps, Qt.Key.Key_Down)
+    qtbot.keyClick(path.steps, Qt.Key.Key_Down)
+    assert path.current_block() == 1 and path.position.text() == "3 / 7"
+    qtbot.mouseClick(path.back, Qt.MouseButton.LeftButton)
+    assert path.current_block() == 2
+    assert panel.cfg.selected_block == 2          # the CFG followed the step
+    assert "⇒ return" in path.steps.item(6).text()
+
+
+def test_variants_and_loops_show_the_known_answers_and_jump(qtbot, window):
+    panel = window.block_views
+    panel.setCurrentWidget(panel.variants)
+    mid, thread, rows = calls_of(window, "Main.classify")
+    window.selection.select_method(mid)
+    qtbot.waitUntil(lambda: len(panel.variants.rows) == 3, timeout=30_000)
+    table = panel.variants.table
+    assert [table.item(r, 0).text() for r in range(3)] == ["5", "3", "2"]
+    assert [table.item(r, 2).text() for r in range(3)] == ["#0 #1", "#0 #2 #3", "#0 #2 #4"]
+    assert "Main.rare()I" in table.item(2, 6).text()
+    # double-click the rare variant: its example call is selected
+    rect = table.visualItemRect(table.item(2, 0))
+    double_click(qtbot, table, rect.center())
+    ref = window.selection.call
+    assert ref is not None and window.loaded.analysis.call_name(thread, ref.row) == "Main.classify(I)I"
+    assert panel.variants.rows[2]["example"] == f"{ref.thread}:{ref.row}"
+
+    panel.setCurrentWidget(panel.loops)
+    loop_mid, _thread, loop_rows = calls_of(window, "Main.loop")
+    window.selection.select_method(loop_mid)
+    qtbot.waitUntil(lambda: len(panel.loops.rows) == 1, timeout=30_000)
+    lt = panel.loops.table
+    assert (lt.item(0, 0).text(), lt.item(0, 2).text(), lt.item(0, 4).text()) == ("#1", "6", "10")
+    assert lt.item(0, 5).text() == "0: 1 · 1: 1 · 2: 1 · 3: 2 · 10: 1"
+    double_click(qtbot, lt, lt.visualItemRect(lt.item(0, 0)).center())
+    assert window.selection.call == CallRef(thread.index, int(loop_rows[-1]))   # loop(10)
+
+
+def test_exceptions_and_discovery_tables(qtbot, window):
+    panel = window.block_views
+    panel.setCurrentWidget(panel.exceptions)
+    qtbot.waitUntil(lambda: len(panel.exceptions.rows) == 2, timeout=30_000)
+    t = panel.exceptions.table
+    assert [t.item(r, 0).text() for r in range(2)] == ["2", "1"]
+    assert t.item(0, 3).text() == "Main.level3 → Main.level2"
+    assert t.item(1, 5).text() == "caught and ignored"
+    panel.setCurrentWidget(panel.discovery)
+    d = panel.discovery
+    qtbot.waitUntil(lambda: d.runs is not None, timeout=30_000)
+    names = [d.table.item(r, 1).text() for r in range(d.table.rowCount())]
+    assert "method Main.check(I)I" in names
+    a = window.loaded.analysis
+    at = float(d.runs["nanos"][[a.statics.method_qualified(int(m)) for m in d.runs["method"]].index("Main.check(I)I")])
+    # type the range into the fields, as a user would
+    for spin, value in ((d.end, at / 1e9 + 1.5e-6), (d.start, at / 1e9 - 1.5e-6)):
+        spin.lineEdit().selectAll()
+        qtbot.keyClicks(spin.lineEdit(), f"{value:.6f}")
+        qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
+    shown = [d.table.item(r, 1).text() for r in range(d.table.rowCount())]
+    assert "method Main.check(I)I" in shown and len(shown) < len(names)
