@@ -9,6 +9,15 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from jbgui.ui.tasks import Task
 
 
+def short_method(method: str) -> str:
+    """``Class.name`` of ``pkg.Class.name(desc)`` (tables show this; the full name is a tooltip)."""
+    return ".".join(method.split("(")[0].rsplit(".", 2)[-2:])
+
+
+def short_class(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
 class RowsTable(QTableWidget):
     """A sortable-looking, read-only table; ``fill(rows)`` with one tuple of texts per row and
     ``payloads``, one object per row kept for activation."""
@@ -25,11 +34,14 @@ class RowsTable(QTableWidget):
         self.setWordWrap(False)
         self.payloads: list = []
 
-    def fill(self, rows: list[tuple], payloads: list | None = None, numeric: set[int] = frozenset()) -> None:
+    def fill(self, rows: list[tuple], payloads: list | None = None, numeric: set[int] = frozenset(),
+             tips: list[str] | None = None) -> None:
         self.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
                 item = QTableWidgetItem(str(text))
+                if tips is not None:
+                    item.setToolTip(tips[r])
                 if c in numeric:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(r, c, item)

@@ -13,7 +13,7 @@ from jbgui.model.method_names import display_name
 from jbgui.ui.block_tables import Latest, RowsTable
 from jbgui.ui.selection import CallRef, Selection
 
-HEADERS = ["first run (s)", "what", "first call"]
+HEADERS = ["first run (s)", "first call", "what"]
 MAX_ROWS = 20000
 
 
@@ -86,7 +86,7 @@ class DiscoveryView(QWidget):
         self.title.setText(f"{int(np.count_nonzero(m)):,} methods first run, {int(np.count_nonzero(c)):,} "
                            "classes loaded in this range")
         shown = items[:MAX_ROWS]
-        self.table.fill([(f"{ns / 1e9:.6f}", what, call) for ns, what, call in shown],
+        self.table.fill([(f"{ns / 1e9:.6f}", call, what) for ns, what, call in shown],
                         [call for _ns, _w, call in shown], numeric={0})
 
     def _activate(self, row: int, _column: int) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from jbgui.model.exception_flow import grouped
-from jbgui.ui.block_tables import Latest, RowsTable
+from jbgui.ui.block_tables import Latest, RowsTable, short_class, short_method
 from jbgui.ui.selection import CallRef, Selection
 
-HEADERS = ["count", "type", "thrown in", "unwound", "caught in", "ignored"]
+HEADERS = ["count", "type", "thrown in", "caught in", "ignored", "unwound frames"]
 
 
 class ExceptionsView(QWidget):
@@ -52,11 +52,13 @@ class ExceptionsView(QWidget):
         total = sum(r["count"] for r in rows)
         self.title.setText(f"{total:,} exceptions in {len(rows)} flows (throw site → unwound frames → catch "
                            "site); double-click: select the throwing call")
-        self.table.fill([(f"{r['count']:,}", r["type"], f"{r['thrown_in']} #{r['throw_block']}",
-                          " → ".join(_short(m) for m in r["unwound"]) or "(none: caught in the same frame)",
-                          f"{r['caught_in']} #{r['handler_block']}" if r["caught_in"] else "uncaught",
-                          "caught and ignored" if r["ignored"] else "")
-                         for r in rows], [r["example"] for r in rows], numeric={0})
+        self.table.fill([(f"{r['count']:,}", short_class(r["type"]), f"{_short(r['thrown_in'])} #{r['throw_block']}",
+                          f"{_short(r['caught_in'])} #{r['handler_block']}" if r["caught_in"] else "uncaught",
+                          "caught and ignored" if r["ignored"] else "",
+                          " → ".join(_short(m) for m in r["unwound"]) or "(none: caught in the same frame)")
+                         for r in rows], [r["example"] for r in rows], numeric={0},
+                        tips=[f"{r['type']}\nthrown in {r['thrown_in']}\ncaught in {r['caught_in'] or '(uncaught)'}"
+                              for r in rows])
 
     def _activate(self, row: int, _column: int) -> None:
         example = self.table.payload(row)
@@ -67,8 +69,7 @@ class ExceptionsView(QWidget):
 
 
 def _short(method: str) -> str:
-    """``Class.name`` of ``pkg.Class.name(desc)``."""
-    return ".".join(method.split("(")[0].rsplit(".", 2)[-2:])
+    return method if method.startswith("<") else short_method(method)
 
 
 def _compute(_progress, _cancelled, analysis):

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from jbgui.model.method_names import display_name
 from jbgui.model.method_profile import method_profile
 from jbgui.model.variants import variants
-from jbgui.ui.block_tables import Latest, RowsTable
+from jbgui.ui.block_tables import Latest, RowsTable, short_method
 from jbgui.ui.format import format_count, format_duration
 from jbgui.ui.selection import CallRef, Selection
 
@@ -79,8 +79,10 @@ class VariantsView(MethodFollower):
         self.table.fill([(f"{r['calls']:,}", f"{100 * r['share']:.2f}%",
                           (r["path"] or "…") + ("  ⇒ exception" if r["exceptional"] else ""),
                           f"{r['mean_own_bytecodes']:.1f}", format_duration(r["mean_nanos"]), r["example"],
-                          "; ".join(f"{c['method']} ×{format_count(c['calls'])}" for c in r["callers"][:3]))
-                         for r in rows], [r["example"] for r in rows], numeric={0, 1, 3, 4})
+                          "; ".join(f"{short_method(c['method'])} ×{format_count(c['calls'])}" for c in r["callers"][:3]))
+                         for r in rows], [r["example"] for r in rows], numeric={0, 1, 3, 4},
+                        tips=["callers:\n" + "\n".join(f"{c['method']} ×{c['calls']:,}" for c in r["callers"][:12])
+                              for r in rows])
 
     def _activate(self, row: int, _column: int) -> None:
         example = self.table.payload(row)
