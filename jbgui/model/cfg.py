@@ -104,13 +104,20 @@ def method_cfg(analysis: Analysis, method: int) -> Cfg:
     st = analysis.statics
     base, n = int(st.m_block_base[method]), int(st.m_blocks[method])
     counts = np.asarray(analysis.block_counts[base:base + n], np.int64) if n else np.zeros(0, np.int64)
+    return _build(st, method, counts, _run_edges(analysis, method))
+
+
+def _run_edges(analysis: Analysis, method: int) -> dict[tuple[int, int], int]:
+    """The transitions between the method's blocks the replay counted over the whole run."""
+    st = analysis.statics
+    base, n = int(st.m_block_base[method]), int(st.m_blocks[method])
     taken: dict[tuple[int, int], int] = {}
     if n and len(analysis.edges):
         e = analysis.edges
         sel = (e[:, 0] >= base) & (e[:, 0] < base + n) & (e[:, 1] >= base) & (e[:, 1] < base + n)
         for a, b, c in e[sel]:
             taken[(int(a) - base, int(b) - base)] = int(c)
-    return _build(st, method, counts, taken)
+    return taken
 
 
 def call_cfg(analysis: Analysis, thread: ThreadReplay, row: int) -> Cfg:
@@ -119,7 +126,8 @@ def call_cfg(analysis: Analysis, thread: ThreadReplay, row: int) -> Cfg:
     st = analysis.statics
     n = int(st.m_blocks[path.method])
     counts = np.bincount(path.blocks, minlength=n)[:n].astype(np.int64) if n else np.zeros(0, np.int64)
-    taken: dict[tuple[int, int], int] = {}
+    # Every edge the run took is drawn; those this call did not take count 0 here.
+    taken = {key: 0 for key in _run_edges(analysis, path.method)}
     for a, b in zip(path.blocks[:-1].tolist(), path.blocks[1:].tolist()):
         taken[(a, b)] = taken.get((a, b), 0) + 1
     cfg = _build(st, path.method, counts, taken)

@@ -224,7 +224,7 @@ class CfgView(QWidget):
             item.setPen(pen)
             item.setData(0, (e.src, e.dst))
             self.scene.addItem(item)
-            self._arrow(curve, pen.color())
+            self._arrow(curve, pen.color(), 5.0 + width)
             if e.count and curve.label is not None:
                 text = QGraphicsSimpleTextItem(format_count(e.count))
                 text.setFont(small)
@@ -272,15 +272,11 @@ class CfgView(QWidget):
         if self.selected_block >= 0:
             self.highlight(self.selected_block)
 
-    def _arrow(self, curve, color: QColor) -> None:
+    def _arrow(self, curve, color: QColor, size: float) -> None:
         (x0, y0), (x1, y1) = curve.points[-2], curve.points[-1]
-        box = self.layout_.nodes.get(curve.dst)
         angle = math.atan2(y1 - y0, x1 - x0)
-        size = 6.0
-        tip = QPointF(x1 + math.cos(angle) * 2, y1 + math.sin(angle) * 2)
-        if box is not None:
-            # dot's spline ends short of the box: the arrow head fills the gap
-            tip = QPointF(x1 + math.cos(angle) * size, y1 + math.sin(angle) * size)
+        # dot's spline ends where its arrow head would begin: the head fills the gap to the box
+        tip = QPointF(x1 + math.cos(angle) * min(size, 9.0), y1 + math.sin(angle) * min(size, 9.0))
         left = QPointF(tip.x() - size * math.cos(angle - 0.4), tip.y() - size * math.sin(angle - 0.4))
         right = QPointF(tip.x() - size * math.cos(angle + 0.4), tip.y() - size * math.sin(angle + 0.4))
         head = QGraphicsPolygonItem(QPolygonF([tip, left, right]))
