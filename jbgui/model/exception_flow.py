@@ -14,11 +14,12 @@ ignored*.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
 
-from jbgui.model import layout
+from jbgui.model import derived, layout
 from jbgui.model.analysis import CATCH_CLASS_INIT, CATCH_UNCAUGHT, Analysis, Flag, ThreadReplay
 from jbgui.model.call_blocks import stream_index
 from jbgui.model.method_names import display_name
@@ -67,6 +68,12 @@ def _chain(analysis: Analysis, thread: ThreadReplay, rec) -> ExceptionChain:
         r = throw_row
         below = -1
         while r >= 0 and r != catch_row:
+            if int(calls.flags[r]) & (Flag.NATIVE | Flag.UNTRACED):
+                # A call into native or untraced code the exception passed through: not a frame
+                # replay saw (nor flags); the frame above left the block that made that call.
+                below = r
+                r = int(calls.parent[r])
+                continue
             method = int(calls.method[r])
             if below < 0:
                 left = _own_block_before(analysis, thread, r, int(calls.last[r]))
@@ -164,11 +171,28 @@ def _own_block_before(analysis, thread, row: int, event: int) -> int:
     return -1
 
 
-def grouped(analysis: Analysis, chains: list[ExceptionChain] | None = None) -> list[dict]:
+CACHE_VERSION = 1
+
+
+def grouped(analysis: Analysis, chains: list[ExceptionChain] | None = None, use_cache: bool = True) -> list[dict]:
     """The ``jbtrace exceptions`` rows: chains grouped by type, throw site, the unwound methods
-    and catch site, most frequent first."""
+    and catch site, most frequent first. Without ``chains``, kept beside the analysis cache
+    (following every exception reads a little of the stream around each)."""
+    if chains is None:
+        directory = analysis.cache_dir / "blockviews" if use_cache else None
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+
+        def compute() -> dict[str, np.ndarray]:
+            rows = _group(analysis, exception_chains(analysis))
+            return {"json": np.frombuffer(json.dumps(rows).encode("utf-8"), np.uint8)}
+        arrays = derived.load_or_compute(directory, f"exceptions-v{CACHE_VERSION}.npz", ("json",), compute)
+        return json.loads(bytes(arrays["json"]).decode("utf-8"))
+    return _group(analysis, chains)
+
+
+def _group(analysis: Analysis, chains: list[ExceptionChain]) -> list[dict]:
     st = analysis.statics
-    chains = exception_chains(analysis) if chains is None else chains
     groups: dict[tuple, dict] = {}
     for c in chains:
         unwound = [display_name(st, m) if m else "?" for _r, m, _b in c.unwound]

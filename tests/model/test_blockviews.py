@@ -5,6 +5,7 @@ commands' JSON on the same trace."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -204,3 +205,44 @@ def test_bad_names_and_calls_are_one_line(trace, capsys):
     assert "thread 1 has" in capsys.readouterr().err
     assert main(["cfg", t, "Main.check", "--call", "nonsense"]) == 2
     assert "THREAD:ROW" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def exception_paths(record, default_jdk):
+    run = record("exception_paths", default_jdk)     # JDK classes traced too
+    assert run.exit_code == 0, run.describe()
+    return Analysis.open(run.trace_dir)
+
+
+def test_exception_chains_agree_with_replay_on_a_program_with_jdk_code(exception_paths):
+    analysis = exception_paths
+    chains = exception_chains(analysis)
+    assert chains
+    st = analysis.statics
+    for thread in analysis.threads:
+        flags = np.asarray(thread.calls.flags)
+        # Frames of traced code only: replay also marks a native/untraced call still open when its
+        # caller rethrows as left exceptionally, though the exception never passed through it.
+        java = (flags & (Flag.NATIVE | Flag.UNTRACED)) == 0
+        exceptional = set(np.flatnonzero((flags & Flag.EXCEPTIONAL != 0) & java).tolist())
+        unwound = {r for c in chains if c.thread == thread.index for r, _m, _b in c.unwound}
+        assert unwound == exceptional, thread.name
+    for c in chains:
+        if c.catch_row >= 0:
+            thread = analysis.thread(c.thread)
+            assert int(thread.calls.flags[c.catch_row]) & Flag.CAUGHT
+            if c.handler_block >= 0:
+                assert st.b_is_handler[int(st.m_block_base[c.caught_in]) + c.handler_block]
+    rows = grouped(analysis, use_cache=False)
+    assert sum(r["count"] for r in rows) == len(chains)
+    assert grouped(analysis) == rows == grouped(analysis)   # computed, then from the cache
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_the_cfg_as_dot_and_svg(trace, capsys):
+    assert main(["cfg", str(trace), "Main.loop", "--format", "dot"]) == 0
+    dot = capsys.readouterr().out
+    assert 'b2 -> b1 [penwidth=4.00 label="19" color="#3050c0"];' in dot      # the back edge, blue
+    assert main(["cfg", str(trace), "Main.loop", "--format", "svg"]) == 0
+    svg = capsys.readouterr().out
+    assert "<svg" in svg and svg.count('class="node"') == 4 and svg.count('class="edge"') == 4
