@@ -12,8 +12,7 @@ Target (issue 15): the CFG, variants and loop profile of a hot javac method appe
 A first run replays the trace when it has no analysis yet (not timed: the replay is the analyzer
 benchmark's business).
 
-    .venv/bin/python benchmarks/bench_blockviews.py --trace /path/to/javac-java-util-stream \\
-        --method com.sun.tools.javac.parser.UnicodeReader.nextCodeUnit --runs 3
+    .venv/bin/python benchmarks/bench_blockviews.py --trace /path/to/javac-java-util-stream --runs 3
 """
 
 from __future__ import annotations
@@ -63,6 +62,9 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "open": t_open, **info}))
 '''
 
 MODES = ("cfg", "profile-cold", "profile-warm", "path")
+DEFAULT_METHODS = ["com.sun.tools.javac.parser.UnicodeReader.nextCodeUnit",
+                   "com.sun.tools.javac.code.Scope$ScopeImpl.lookup(Lcom/sun/tools/javac/util/Name;"
+                   "Ljava/util/function/Predicate;)"]
 
 
 def run_child(mode: str, trace: str, method: str) -> dict:
@@ -78,7 +80,9 @@ def main() -> int:
     parser.add_argument("--trace", type=Path,
                         help="a trace directory (default: the analyzer benchmark's javac on java/util/stream in "
                              "build/bench, recorded first when missing)")
-    parser.add_argument("--method", default="com.sun.tools.javac.parser.UnicodeReader.nextCodeUnit")
+    parser.add_argument("--method", action="append",
+                        help="METHOD (repeatable; default: UnicodeReader.nextCodeUnit, the hottest parser method, "
+                             "and Scope$ScopeImpl.lookup(Name, Predicate), a hot method with a loop)")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     if args.trace is None:
@@ -88,21 +92,24 @@ def main() -> int:
             from bench_analyzer import record_javac
             record_javac("java/util/stream", args.trace, Path("/usr/lib/jvm/java-17-openjdk-amd64"))
     args.trace = str(args.trace)
-    run_child("cfg", args.trace, args.method)   # warm numba's cache and the OS page cache once
-    results: dict[str, list[dict]] = {m: [] for m in MODES}
-    for _ in range(args.runs):
+    methods = args.method or DEFAULT_METHODS
+    print(f"trace  {args.trace}\nruns   {args.runs} (medians, seconds, fresh process each)")
+    for method in methods:
+        run_child("profile-warm", args.trace, method)   # replay if needed, warm numba's and the OS cache
+        results: dict[str, list[dict]] = {m: [] for m in MODES}
+        for _ in range(args.runs):
+            for mode in MODES:
+                results[mode].append(run_child(mode, args.trace, method))
+        print(f"\nmethod {method}")
+        med = {}
         for mode in MODES:
-            results[mode].append(run_child(mode, args.trace, args.method))
-    print(f"trace  {args.trace}\nmethod {args.method}\nruns   {args.runs} (medians, seconds, fresh process each)")
-    med = {}
-    for mode in MODES:
-        rs = results[mode]
-        med[mode] = statistics.median(r["seconds"] for r in rs)
-        opened = statistics.median(r["open"] for r in rs)
-        extra = {k: v for k, v in rs[-1].items() if k not in ("seconds", "open")}
-        verdict = "within 2 s" if med[mode] <= 2.0 else "over 2 s"
-        print(f"  {mode:13} {med[mode]:7.3f}  (of which Analysis.open {opened:.3f})  {verdict}  {extra}")
-    print(f"  cold / warm profile: {med['profile-cold'] / med['profile-warm']:.1f}x")
+            rs = results[mode]
+            med[mode] = statistics.median(r["seconds"] for r in rs)
+            opened = statistics.median(r["open"] for r in rs)
+            extra = {k: v for k, v in rs[-1].items() if k not in ("seconds", "open")}
+            verdict = "within 2 s" if med[mode] <= 2.0 else "over 2 s"
+            print(f"  {mode:13} {med[mode]:7.3f}  (of which Analysis.open {opened:.3f})  {verdict}  {extra}")
+        print(f"  cold / warm profile: {med['profile-cold'] / med['profile-warm']:.1f}x")
     return 0
 
 

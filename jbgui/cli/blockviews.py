@@ -225,11 +225,26 @@ def _discovery_args(parser: argparse.ArgumentParser) -> None:
                         help="only code first run at or after this time (seconds since the trace started)")
     parser.add_argument("--to", dest="end", type=float, default=float("inf"), metavar="SECONDS",
                         help="only code first run before this time")
+    parser.add_argument("--blocks", action="store_true",
+                        help="basic blocks instead of methods (reads every stream once, then cached)")
 
 
 def _discovery_run(args: argparse.Namespace) -> int:
-    from jbgui.model.discovery import first_run_in
+    from jbgui.model.discovery import first_block_runs, first_run_in
     analysis = open_analysis(args.trace)
+    if args.blocks:
+        runs = first_block_runs(analysis)
+        st = analysis.statics
+        sel = (runs["nanos"] >= args.start * 1e9) & (runs["nanos"] < args.end * 1e9)
+        rows = [{"method": display_name(st, int(st.b_method[b])), "block": int(st.b_index[b]),
+                 "lines": st.b_lines[b], "seconds": float(ns) / 1e9, "thread": int(t), "event": int(e)}
+                for b, t, e, ns in zip(runs["block"][sel], runs["thread"][sel], runs["event"][sel], runs["nanos"][sel])]
+        if args.json:
+            _dump(rows)
+        else:
+            for r in rows:
+                print(f"{r['seconds']:12.6f}s  {r['method']} #{r['block']} (line {r['lines'] or '?'})")
+        return 0
     runs = first_run_in(analysis, args.start * 1e9, args.end * 1e9)
     rows = [{"method": display_name(analysis.statics, int(m)), "seconds": float(ns) / 1e9,
              "first_call": f"{int(t)}:{int(r)}"}

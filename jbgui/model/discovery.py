@@ -1,17 +1,20 @@
-"""Code discovery: when each method ran for the first time, beside the class loads, so that "what
-code first ran in this time range" lists what a user action exercised (feature location).
+"""Code discovery: when each method and each block ran for the first time, beside the class loads,
+so that "what code first ran in this time range" lists what a user action exercised (feature
+location).
 
 A method's first call per thread is its first row in the thread's call table (rows are in start
-order); the earliest over threads is its first run. Kept beside each thread's call columns
-(:mod:`jbgui.model.derived`)."""
+order); the earliest over threads is its first run. A block's first run is the first BLOCK word
+naming it in a stream (every chunk is decoded once, by a numba kernel, no per-event Python). Both
+are kept beside each thread's call columns (:mod:`jbgui.model.derived`)."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from jbgui.model import derived
+from jbgui.model import derived, layout
 from jbgui.model.analysis import Analysis
+from jbgui.model.call_blocks import stream_index
 
 
 @numba.njit(cache=True, nogil=True)
@@ -79,3 +82,56 @@ def first_run_in(analysis: Analysis, start_nanos: float, end_nanos: float) -> di
     runs = first_runs(analysis)
     sel = (runs["nanos"] >= start_nanos) & (runs["nanos"] < end_nanos)
     return {k: v[sel] for k, v in runs.items()}
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_blocks(words, base, page_base, out):
+    """``out[gb]``: the first event index of block ``gb`` (-1 until seen), over a batch of words
+    starting at event ``base``."""
+    for i in range(len(words)):
+        w = np.int64(words[i])
+        if (w >> 30) != 3:
+            continue
+        page = (w >> 11) & 0x7FFFF
+        if page >= len(page_base) or page_base[page] < 0:
+            continue
+        gb = page_base[page] + (w & 0x7FF)
+        if gb < len(out) and out[gb] < 0:
+            out[gb] = base + i
+
+
+def first_block_runs(analysis: Analysis) -> dict[str, np.ndarray]:
+    """``block`` (global index), ``thread``, ``event``, ``nanos`` of every block that ran, by time:
+    its first execution over all threads."""
+    assert layout.TYPE_SHIFT == 30 and layout.METHOD_SHIFT == 11 and layout.BLOCKS_PER_PAGE == 2048
+    st = analysis.statics
+    n = st.n_blocks
+    page_base = st.page_base.astype(np.int64)
+    blocks, threads, events, nanos = [], [], [], []
+    for thread in analysis.threads:
+        if not len(thread.calls):
+            continue
+
+        def compute(thread=thread) -> dict[str, np.ndarray]:
+            out = np.full(max(n, 1), -1, np.int64)
+            index = stream_index(analysis, thread)
+            for first, words in index.chunks(0, index.events):
+                _first_blocks(words, first, page_base, out)
+            return {"first_event": out}
+        arrays = derived.load_or_compute(thread.calls.directory, "first_blocks.npz", ("first_event",), compute,
+                                         lambda a: len(a["first_event"]) == max(n, 1))
+        first = arrays["first_event"][:n]
+        ran = np.flatnonzero(first >= 0)
+        blocks.append(ran)
+        threads.append(np.full(len(ran), thread.index, np.int64))
+        events.append(first[ran])
+        nanos.append(thread.times(first[ran]))
+    if not blocks:
+        empty = np.zeros(0, np.int64)
+        return {"block": empty, "thread": empty, "event": empty, "nanos": np.zeros(0)}
+    b, t, e, ns = (np.concatenate(x) for x in (blocks, threads, events, nanos))
+    order = np.lexsort((t, ns))
+    b, t, e, ns = b[order], t[order], e[order], ns[order]
+    _u, keep = np.unique(b, return_index=True)
+    keep = np.sort(keep)
+    return {"block": b[keep], "thread": t[keep], "event": e[keep], "nanos": ns[keep]}

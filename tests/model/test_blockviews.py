@@ -14,7 +14,7 @@ from jbgui.cli.main import main
 from jbgui.model import cfg as C
 from jbgui.model.analysis import Analysis, Flag
 from jbgui.model.block_paths import call_path, compress, render
-from jbgui.model.discovery import first_run_in, first_runs
+from jbgui.model.discovery import first_block_runs, first_run_in, first_runs
 from jbgui.model.exception_flow import exception_chains, grouped
 from jbgui.model.loop_profile import loops
 from jbgui.model.method_names import resolve_methods
@@ -161,6 +161,16 @@ def test_discovery_orders_first_runs(analysis):
     at = runs["nanos"][names.index("Main.check(I)I")]
     window = first_run_in(analysis, at, at + 1)
     assert [analysis.statics.method_qualified(int(m)) for m in window["method"]] == ["Main.check(I)I"]
+    # blocks: loop(0) runs first, so the loop body #2 first runs after the exit block #3; the
+    # branch of check that is never taken never runs
+    blocks = first_block_runs(analysis)
+    st = analysis.statics
+    base = {spec: int(st.m_block_base[mid(analysis, spec)]) for spec in ("Main.loop", "Main.check")}
+    order = blocks["block"].tolist()
+    loop = [order.index(base["Main.loop"] + i) for i in range(4)]
+    assert loop[0] < loop[1] < loop[3] < loop[2]
+    assert base["Main.check"] + 0 in order and base["Main.check"] + 1 not in order
+    assert np.all(np.diff(blocks["nanos"]) >= 0)
 
 
 def run_json(capsys, *args):
@@ -193,6 +203,8 @@ def test_the_commands_print_the_model_s_json(trace, capsys):
         ("Main.ignore()V", ["Main.level3(I)I"], 1, True)]
     first = run_json(capsys, "discovery", t, "--json")
     assert "Main.check(I)I" in [r["method"] for r in first]
+    blocks = run_json(capsys, "discovery", t, "--blocks", "--json")
+    assert [r["block"] for r in blocks if r["method"] == "Main.check(I)I"] == [0, 2]
 
 
 def test_bad_names_and_calls_are_one_line(trace, capsys):
