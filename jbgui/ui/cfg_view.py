@@ -204,6 +204,10 @@ class CfgView(QWidget):
         small = QFont()
         small.setPointSizeF(7)
         kinds = {(e.src, e.dst): e for e in cfg.edges}
+        # the block's instructions, when the trace lists them (recorded with --instructions)
+        instructions = self.analysis.statics.instructions if self.analysis is not None else {}
+        self.listings = {b: instructions[cfg.block_base + b] for b in range(cfg.n_blocks)
+                         if cfg.block_base + b in instructions}
         for curve in lay.edges:
             e = kinds.get((curve.src, curve.dst))
             if e is None or len(curve.points) < 2:
@@ -251,7 +255,8 @@ class CfgView(QWidget):
             item.setPen(pen)
             item.setToolTip(f"block #{b}: offsets [{cfg.first_offset[b]}, {cfg.last_offset[b]}), "
                             f"lines {cfg.lines[b] or '?'}, {cfg.bytecodes[b]} bytecodes, ran {count:,} times"
-                            + (", handler entry" if cfg.handler[b] else ""))
+                            + (", handler entry" if cfg.handler[b] else "")
+                            + (f"\n\n{self.listings[b]}" if b in self.listings else ""))
             self.scene.addItem(item)
             label = QGraphicsSimpleTextItem(f"#{b}  @{cfg.first_offset[b]}\nline {cfg.lines[b] or '?'}\n×{format_count(count)}",
                                             item)

@@ -61,6 +61,7 @@ def test_the_cfg_follows_the_selection_and_a_click_selects_a_block(qtbot, window
     assert cfg.cfg.counts.tolist() == [4, 0, 4]
     # the never-run block is dashed grey; the taken edge is labelled with its count
     assert cfg.items[1].pen().style() == Qt.PenStyle.DashLine
+    assert "ran 0 times" in cfg.items[1].toolTip() and "idiv" in cfg.items[1].toolTip()   # the listing
     labels = [item.text() for item in cfg.scene.items() if hasattr(item, "text") and callable(item.text)]
     assert "4" in labels and any("×0" in t for t in labels)
     seen = []
