@@ -19,10 +19,15 @@ from jbgui.model.method_names import MethodNameError, display_name, resolve_meth
 
 
 def _method(analysis: Analysis, spec: str) -> int:
+    """The one method ``spec`` names; it must have blocks (a graph, paths, loops)."""
     try:
-        return resolve_methods(analysis.statics, spec, single=True)[0]
+        method = resolve_methods(analysis.statics, spec, single=True)[0]
     except MethodNameError as error:
         raise TraceInputError(str(error)) from error
+    if not int(analysis.statics.m_blocks[method]):
+        raise TraceInputError(f"{display_name(analysis.statics, method)} has no basic blocks "
+                              "(native, abstract or not instrumented)")
+    return method
 
 
 def parse_call(analysis: Analysis, text: str) -> tuple[ThreadReplay, int]:

@@ -217,6 +217,8 @@ def test_bad_names_and_calls_are_one_line(trace, capsys):
     assert "thread 1 has" in capsys.readouterr().err
     assert main(["cfg", t, "Main.check", "--call", "nonsense"]) == 2
     assert "THREAD:ROW" in capsys.readouterr().err
+    assert main(["variants", t, "java.io.PrintStream.println(Ljava/lang/String;)V"]) == 2   # JDK untraced here
+    assert "has no basic blocks" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
