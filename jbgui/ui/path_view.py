@@ -48,6 +48,7 @@ class PathView(QWidget):
     def set_analysis(self, analysis) -> None:
         self.analysis = analysis
         self.path = None
+        self.call = None
         self.steps.clear()
         self.summary.setText("Select a call" if analysis else "No trace open")
 
