@@ -24,6 +24,7 @@ import numpy as np
 
 from jbgui.model import layout
 from jbgui.model.analysis import Analysis, Flag, ThreadReplay
+from jbgui.model.replay import Cancelled
 from jbgui.model.call_blocks import stream_index
 from jbgui.model.tracedir import decode_payload
 
@@ -285,7 +286,8 @@ def _columns(thread: ThreadReplay):
 
 
 def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: _Method,
-                 pool: ThreadPoolExecutor | None, want_seq: bool = False, window_events: int = WINDOW_EVENTS):
+                 pool: ThreadPoolExecutor | None, want_seq: bool = False, window_events: int = WINDOW_EVENTS,
+                 progress=None, cancelled=None):
     """Run the kernel over ``rows`` (ascending) of one thread, decoding windows of at least
     ``window_events`` events (the next calls are usually close by)."""
     first, last, end, flags = _columns(thread)
@@ -311,6 +313,10 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
             k += 1
             continue
         if not (window.base <= lo and hi <= window.base + len(window.words)):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            if progress is not None:
+                progress(k, n)
             window.load(lo, max(hi, lo + window_events), pool)
         if want_seq and len(seq) < hi - lo:
             seq = np.zeros(hi - lo, np.int32)
@@ -364,9 +370,11 @@ def method_rows(analysis: Analysis, method: int) -> list[tuple[ThreadReplay, np.
 
 
 def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
-               selected: list[tuple[ThreadReplay, np.ndarray]] | None = None) -> CallScan:
+               selected: list[tuple[ThreadReplay, np.ndarray]] | None = None,
+               progress=None, cancelled=None) -> CallScan:
     """Signatures, own blocks and bytecodes, and loop entries of every call of ``method``
-    (or of the ``selected`` rows per thread)."""
+    (or of the ``selected`` rows per thread). ``progress(done, total)`` counts calls;
+    ``cancelled()`` returning True stops with :class:`Cancelled`."""
     m = _Method(analysis, method, loops)
     parts = selected if selected is not None else method_rows(analysis, method)
     threads, rows, sigs, blocks, bcs, excs, lcall, lid, liters = [], [], [], [], [], [], [], [], []
@@ -374,9 +382,12 @@ def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
     decoded = 0
     offset = 0
     with ThreadPoolExecutor(max_workers=2) as pool:
+        total = sum(len(r) for _t, r in parts)
         for thread, trows in parts:
             trows = np.sort(trows)
-            sig, nb, bc, exc, loops_rec, skip, dec = _scan_thread(analysis, thread, trows, m, pool)
+            report = None if progress is None else (lambda k, _n, base=offset: progress(base + k, total))
+            sig, nb, bc, exc, loops_rec, skip, dec = _scan_thread(analysis, thread, trows, m, pool,
+                                                                  progress=report, cancelled=cancelled)
             keep = ~skip
             index = np.cumsum(keep) - 1
             skipped += int(skip.sum())

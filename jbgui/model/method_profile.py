@@ -10,6 +10,7 @@ per entry, and the entries with the most iterations (outliers) with their calls.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,15 +44,28 @@ class MethodProfile:
         return raw.split("\n") if raw else []
 
 
-def method_profile(analysis: Analysis, method: int, use_cache: bool = True) -> MethodProfile:
-    """Variants and loop histograms of ``method`` over the whole run (cached)."""
+_LOCKS: dict[tuple[str, int], threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def method_profile(analysis: Analysis, method: int, use_cache: bool = True, progress=None,
+                   cancelled=None) -> MethodProfile:
+    """Variants and loop histograms of ``method`` over the whole run (cached). Two callers asking
+    for the same method at once (the variants and loop views) share one computation."""
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault((str(analysis.cache_dir), method), threading.Lock())
+    with lock:
+        return _profile(analysis, method, use_cache, progress, cancelled)
+
+
+def _profile(analysis: Analysis, method: int, use_cache: bool, progress, cancelled) -> MethodProfile:
     cfg = method_cfg(analysis, method)
     directory = analysis.cache_dir / "blockviews" if use_cache else None
     computed = []
 
     def compute() -> dict[str, np.ndarray]:
         computed.append(True)
-        return _compute(analysis, method, cfg)
+        return _compute(analysis, method, cfg, progress, cancelled)
 
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -59,9 +73,9 @@ def method_profile(analysis: Analysis, method: int, use_cache: bool = True) -> M
     return MethodProfile(method, cfg, arrays, not computed)
 
 
-def _compute(analysis: Analysis, method: int, cfg: Cfg) -> dict[str, np.ndarray]:
+def _compute(analysis: Analysis, method: int, cfg: Cfg, progress=None, cancelled=None) -> dict[str, np.ndarray]:
     parts = method_rows(analysis, method)
-    scan = scan_calls(analysis, method, cfg.loop_tables(), parts)
+    scan = scan_calls(analysis, method, cfg.loop_tables(), parts, progress, cancelled)
     n = len(scan.row)
     nanos = np.zeros(n, np.float64)
     callers = np.zeros(n, np.int64)

@@ -58,10 +58,11 @@ class Latest:
     """Runs ``fn(progress, cancelled, *args)`` on a worker; only the newest run's result reaches
     ``done`` (an older one still running is cancelled)."""
 
-    def __init__(self, owner, done, failed):
+    def __init__(self, owner, done, failed, progress=None):
         self.owner = owner
         self.done = done
         self.failed = failed
+        self.progress = progress
         self.task: Task | None = None
 
     def run(self, fn, *args) -> Task:
@@ -70,6 +71,8 @@ class Latest:
         task = Task(fn, *args, name="blockviews")
         task.succeeded.connect(lambda result, t=task: self.done(result) if t is self.task else None)
         task.failed.connect(lambda message, t=task: self.failed(message) if t is self.task else None)
+        if self.progress is not None:
+            task.progress.connect(lambda done, total, t=task: self.progress(done, total) if t is self.task else None)
         self.task = task
         task.start()
         return task

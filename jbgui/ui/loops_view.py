@@ -37,8 +37,13 @@ class LoopsView(MethodFollower):
         box.setContentsMargins(4, 4, 4, 4)
         box.addWidget(self.title)
         box.addWidget(self.table, 1)
-        self.worker = Latest(self, self._ready, self.title.setText)
+        self.worker = Latest(self, self._ready, self.title.setText, self._progress)
         self.rows: list[dict] = []
+
+    def _progress(self, done: int, total: int) -> None:
+        if total:
+            self.title.setText(f"{display_name(self.analysis.statics, self.method)}: reading the blocks of its "
+                               f"{total:,} calls, {100 * done // total}% (the first time only; kept afterwards) …")
 
     def compute(self) -> None:
         self.title.setText(f"{display_name(self.analysis.statics, self.method)}: reading its calls' blocks …")
@@ -70,5 +75,5 @@ class LoopsView(MethodFollower):
             self.selection.select_call(CallRef(thread, call), self)
 
 
-def _compute(_progress, _cancelled, analysis, method: int):
-    return method, loops(analysis, method, method_profile(analysis, method))
+def _compute(progress, cancelled, analysis, method: int):
+    return method, loops(analysis, method, method_profile(analysis, method, progress=progress, cancelled=cancelled))

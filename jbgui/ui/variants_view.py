@@ -46,6 +46,11 @@ class MethodFollower(QWidget):
         self.method = method
         self.compute()
 
+    def _progress(self, done: int, total: int) -> None:
+        if total:
+            self.title.setText(f"{display_name(self.analysis.statics, self.method)}: reading the blocks of its "
+                               f"{total:,} calls, {100 * done // total}% (the first time only; kept afterwards) …")
+
     def compute(self) -> None:
         raise NotImplementedError
 
@@ -61,7 +66,7 @@ class VariantsView(MethodFollower):
         box.setContentsMargins(4, 4, 4, 4)
         box.addWidget(self.title)
         box.addWidget(self.table, 1)
-        self.worker = Latest(self, self._ready, self.title.setText)
+        self.worker = Latest(self, self._ready, self.title.setText, self._progress)
         self.rows: list[dict] = []
 
     def compute(self) -> None:
@@ -91,6 +96,6 @@ class VariantsView(MethodFollower):
             self.selection.select_call(CallRef(thread, call), self)
 
 
-def _compute(_progress, _cancelled, analysis, method: int):
-    profile = method_profile(analysis, method)
+def _compute(progress, cancelled, analysis, method: int):
+    profile = method_profile(analysis, method, progress=progress, cancelled=cancelled)
     return method, variants(analysis, method, profile), profile.calls

@@ -19,6 +19,7 @@ from jbgui.model.exception_flow import exception_chains, grouped
 from jbgui.model.loop_profile import loops
 from jbgui.model.method_names import resolve_methods
 from jbgui.model.method_profile import method_profile
+from jbgui.model.replay import Cancelled
 from jbgui.model.variants import variants
 
 
@@ -126,6 +127,11 @@ def test_the_profile_is_cached_and_the_same_from_the_cache(analysis):
     assert again.from_cache
     assert again.arrays["v_calls"].tolist() == first.arrays["v_calls"].tolist() == [5, 3, 2]
     assert method_profile(analysis, method, use_cache=False).paths() == first.paths()
+    seen = []
+    method_profile(analysis, method, use_cache=False, progress=lambda done, total: seen.append((done, total)))
+    assert seen and all(total == 10 for _done, total in seen)
+    with pytest.raises(Cancelled):
+        method_profile(analysis, method, use_cache=False, cancelled=lambda: True)
 
 
 def test_exception_flow_chains_agree_with_the_replay_flags(analysis):
