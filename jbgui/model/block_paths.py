@@ -26,6 +26,7 @@ from jbgui.model import layout
 from jbgui.model.analysis import Analysis, Flag, ThreadReplay
 from jbgui.model.replay import Cancelled
 from jbgui.model.call_blocks import stream_index
+from jbgui.model.call_queries import children_batch
 from jbgui.model.tracedir import decode_payload
 
 # A window of decoded events holds at least the calls that start in it; a call longer than this
@@ -438,7 +439,6 @@ def call_path(analysis: Analysis, thread: ThreadReplay, row: int) -> CallPath:
         events = np.zeros(0, np.int64)
     else:
         _result, seq, events = _scan_thread(analysis, thread, rows, m, None, want_seq=True, window_events=1)
-    from jbgui.model.call_queries import children_batch
     children, _ = children_batch(calls, row, -1, 1 << 62)
     child_first = np.asarray(calls.first)[children] if len(children) else np.zeros(0, np.int64)
     steps = np.searchsorted(events, child_first, side="left") - 1

@@ -22,6 +22,7 @@ import numpy as np
 from jbgui.model import derived, layout
 from jbgui.model.analysis import CATCH_CLASS_INIT, CATCH_UNCAUGHT, Analysis, Flag, ThreadReplay
 from jbgui.model.call_blocks import stream_index
+from jbgui.model.call_queries import children_batch
 from jbgui.model.method_names import display_name
 
 _BACK_WINDOW = 4096
@@ -100,10 +101,20 @@ def _chain(analysis: Analysis, thread: ThreadReplay, rec) -> ExceptionChain:
 
 def is_empty_handler(st, method: int, local: int) -> bool:
     """A handler block that stores (or pops) the exception and goes on: no calls, at most two
-    bytecodes (``astore``, ``goto``)."""
+    bytecodes (``astore``, ``goto``), and not the catch-all handler of a ``finally`` (which
+    rethrows further on). A short block can also be a handler whose code begins at a jump target
+    (a loop): with a listing, its instructions must be only a store/pop and a jump."""
     gb = int(st.m_block_base[method]) + local
-    sites = st.block_sites(gb)
-    return int(st.b_metrics[gb, 0]) <= 2 and len(sites) == 0
+    if int(st.b_metrics[gb, 0]) > 2 or len(st.block_sites(gb)):
+        return False
+    entries = np.flatnonzero(st.h_target == gb)
+    if len(entries) and bool(np.all(st.h_catch_all[entries])):
+        return False
+    listing = st.instructions.get(gb)
+    if listing:
+        ops = [line.split()[1] for line in listing.strip().splitlines() if len(line.split()) > 1]
+        return all(op.startswith(("astore", "pop", "goto")) for op in ops)
+    return True
 
 
 def _local(st, method: int, gb: int) -> int:
@@ -140,10 +151,9 @@ def _own_block_before(analysis, thread, row: int, event: int) -> int:
     lo_row = int(calls.first[row])
     first = np.asarray(calls.first)
     last = np.asarray(calls.last)
-    end = np.asarray(calls.end)
     flags = np.asarray(calls.flags)
-    # Direct Java children of the row that start before the event, as excluded ranges.
-    from jbgui.model.call_queries import children_batch
+    # The Java callees of the row that start before the event (through native or untraced calls,
+    # whose own range may hold an event of the row): their ranges are not the row's own events.
     children, _ = children_batch(calls, row, -1, 1 << 62)
     spans = []
     stack = list(children[::-1])
@@ -152,26 +162,35 @@ def _own_block_before(analysis, thread, row: int, event: int) -> int:
         if first[c] > event:
             continue
         if flags[c] & (Flag.NATIVE | Flag.UNTRACED):
-            kids = np.arange(c + 1, int(end[c]))
-            stack.extend(k for k in kids[::-1].tolist() if True)
+            kids, _ = children_batch(calls, c, -1, 1 << 62)
+            stack.extend(kids[::-1].tolist())
             continue
         spans.append((int(first[c]), int(last[c])))
+    spans.sort()
+    starts = np.array([a for a, _b in spans], np.int64)
+    ends = np.array([b for _a, b in spans], np.int64)
+    page_base = st.page_base.astype(np.int64)
     hi = event + 1
     while hi > lo_row:
         lo = max(lo_row, hi - _BACK_WINDOW)
-        words = _words(analysis, thread, lo, hi)
-        for i in range(len(words) - 1, -1, -1):
-            ev = lo + i
-            if any(a <= ev <= b for a, b in spans):
-                continue
-            gb = _block_of(st, int(words[i]))
-            if gb >= 0 and int(st.b_method[gb]) == method:
-                return _local(st, method, gb)
+        words = _words(analysis, thread, lo, hi).astype(np.int64)
+        ev = np.arange(lo, lo + len(words))
+        k = np.searchsorted(starts, ev, side="right") - 1
+        inside = (k >= 0) & (ev <= ends[np.maximum(k, 0)]) if len(starts) else np.zeros(len(ev), np.bool_)
+        page = (words >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID
+        block = (words >> layout.TYPE_SHIFT) == layout.TYPE_BLOCK
+        base = np.where(page < len(page_base), page_base[np.minimum(page, len(page_base) - 1)], -1)
+        gb = base + (words & (layout.BLOCKS_PER_PAGE - 1))
+        valid = block & ~inside & (base >= 0) & (gb < st.n_blocks)
+        mine = np.flatnonzero(valid)
+        mine = mine[st.b_method[gb[mine]] == method]
+        if len(mine):
+            return _local(st, method, int(gb[mine[-1]]))
         hi = lo
     return -1
 
 
-CACHE_VERSION = 1
+CACHE_VERSION = 3
 
 
 def grouped(analysis: Analysis, chains: list[ExceptionChain] | None = None, use_cache: bool = True) -> list[dict]:
