@@ -124,6 +124,10 @@ def path_json(analysis: Analysis, thread: ThreadReplay, row: int) -> dict:
 def _path_run(args: argparse.Namespace) -> int:
     analysis = open_analysis(args.trace)
     thread, row = parse_call(analysis, args.call)
+    method = int(thread.calls.method[row])
+    if not method or not int(analysis.statics.m_blocks[method]):
+        raise TraceInputError(f"{args.call} is a call of {analysis.call_name(thread, row)}, which records no "
+                              "blocks (native, untraced or not instrumented)")
     out = path_json(analysis, thread, row)
     if args.json:
         _dump(out)
