@@ -255,19 +255,28 @@ class _Method:
 class _Window:
     """Decoded events of a range of chunks, kept to serve the next calls."""
 
-    def __init__(self, index):
+    def __init__(self, index, needed: np.ndarray | None = None):
         self.index = index
+        self.needed = needed      # per chunk: holds an event of a call to scan
         self.base = 0
         self.words = np.zeros(0, np.uint32)
         self.decoded = 0
 
-    def load(self, lo: int, hi: int, pool: ThreadPoolExecutor | None) -> None:
-        """Hold at least events ``[lo, hi)``: whole chunks, decoded in parallel."""
+    def load(self, lo: int, hi: int, pool: ThreadPoolExecutor | None, at_least: int | None = None) -> None:
+        """Hold events ``[lo, at_least)`` and, when the chunks up to ``hi`` are all needed, up to
+        there: whole chunks, decoded in parallel. A chunk holding no call's event ends the window
+        (unless the call being scanned needs it), so sparse calls cost their own chunks only."""
         ix = self.index
         c0 = max(int(np.searchsorted(ix.first, lo, side="right")) - 1, 0)
         c1 = int(np.searchsorted(ix.first, hi, side="left"))
         c1 = max(c1, c0 + 1)
         c1 = min(c1, len(ix.first))
+        if self.needed is not None and c1 > c0 + 1:
+            must = int(np.searchsorted(ix.first, at_least if at_least is not None else lo + 1, side="left"))
+            gaps = np.flatnonzero(~self.needed[c0:c1])
+            gaps = gaps[c0 + gaps >= must]
+            if len(gaps):
+                c1 = max(c0 + int(gaps[0]), c0 + 1)
         with open(ix.path, "rb") as handle:
             payloads = []
             for c in range(c0, c1):
@@ -303,7 +312,17 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
     seq = np.zeros(1, np.int32)
     seq_event = np.zeros(1, np.int64)
     skipped = np.zeros(n, np.bool_)
-    window = _Window(stream_index(analysis, thread))
+    index = stream_index(analysis, thread)
+    needed = None
+    if n and len(index.first):
+        # chunks holding an event of some call: [chunk of first, chunk of last] for each call
+        c_lo = np.maximum(np.searchsorted(index.first, first[rows], side="right") - 1, 0)
+        c_hi = np.maximum(np.searchsorted(index.first, last[rows], side="right") - 1, 0)
+        diff = np.zeros(len(index.first) + 1, np.int64)
+        np.add.at(diff, c_lo, 1)
+        np.add.at(diff, c_hi + 1, -1)
+        needed = np.cumsum(diff[:-1]) > 0
+    window = _Window(index, needed)
     L = m.loops
     k = 0
     while k < n:
@@ -318,7 +337,7 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
                 raise Cancelled()
             if progress is not None:
                 progress(k, n)
-            window.load(lo, max(hi, lo + window_events), pool)
+            window.load(lo, max(hi, lo + window_events), pool, hi)
         if want_seq and len(seq) < hi - lo:
             seq = np.zeros(hi - lo, np.int32)
             seq_event = np.zeros(hi - lo, np.int64)
@@ -337,7 +356,7 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
                 recs.append(rec[:n_rec].copy())
                 n_rec = 0
                 continue
-            window.load(lo, max(hi, lo + window_events), pool)
+            window.load(lo, max(hi, lo + window_events), pool, hi)
             if not (window.base <= lo and hi <= window.base + len(window.words)):
                 skipped[k] = True   # the stream ends before the call does (a damaged tail)
                 k += 1
