@@ -6,9 +6,9 @@ Double-click a method to select its first call."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from jbgui.model.discovery import class_loads, first_runs
+from jbgui.model.discovery import class_loads, first_block_runs, first_runs
 from jbgui.model.method_names import display_name
 from jbgui.ui.block_tables import Latest, RowsTable
 from jbgui.ui.selection import CallRef, Selection
@@ -32,11 +32,17 @@ class DiscoveryView(QWidget):
             box.setSuffix(" s")
             box.valueChanged.connect(lambda _v: self.fill())
         self.title = QLabel("")
+        self.blocks_box = QCheckBox("blocks too")
+        self.blocks_box.setToolTip("each basic block's first run (reads every stream once, then kept)")
+        self.blocks_box.toggled.connect(self._blocks_toggled)
+        self.block_runs = None
+        self.block_worker = Latest(self, self._blocks_ready, self.title.setText)
         row = QHBoxLayout()
         row.addWidget(QLabel("first run from"))
         row.addWidget(self.start)
         row.addWidget(QLabel("to"))
         row.addWidget(self.end)
+        row.addWidget(self.blocks_box)
         row.addWidget(self.title, 1)
         self.table = RowsTable(HEADERS)
         self.table.cellDoubleClicked.connect(self._activate)
@@ -49,6 +55,8 @@ class DiscoveryView(QWidget):
     def set_analysis(self, analysis) -> None:
         self.analysis = analysis
         self.runs = None
+        self.block_runs = None
+        self.blocks_box.setChecked(False)
         self.table.fill([])
         if analysis is not None:
             self.worker.run(_compute, analysis)
@@ -63,6 +71,17 @@ class DiscoveryView(QWidget):
         self.end.setValue(last + 0.001)
         for box in (self.start, self.end):
             box.blockSignals(False)
+        self.fill()
+
+    def _blocks_toggled(self, on: bool) -> None:
+        if on and self.block_runs is None and self.analysis is not None:
+            self.title.setText("finding each block's first run …")
+            self.block_worker.run(_compute_blocks, self.analysis)
+        else:
+            self.fill()
+
+    def _blocks_ready(self, runs) -> None:
+        self.block_runs = runs
         self.fill()
 
     def set_range(self, start: float, end: float) -> None:
@@ -82,9 +101,17 @@ class DiscoveryView(QWidget):
                                           self.runs["nanos"][m])]
         items += [(float(ns), f"class load {st.class_name_of_id(int(cid))}", "")
                   for cid, ns in zip(self.loads["class_id"][c], self.loads["nanos"][c])]
+        blocks = 0
+        if self.blocks_box.isChecked() and self.block_runs is not None:
+            br = self.block_runs
+            b = (br["nanos"] >= lo) & (br["nanos"] < hi)
+            blocks = int(np.count_nonzero(b))
+            items += [(float(ns), f"block {display_name(st, int(st.b_method[g]))} #{int(st.b_index[g])} "
+                                  f"(line {st.b_lines[g] or '?'})", "")
+                      for g, ns in zip(br["block"][b], br["nanos"][b])]
         items.sort(key=lambda x: x[0])
         self.title.setText(f"{int(np.count_nonzero(m)):,} methods first run, {int(np.count_nonzero(c)):,} "
-                           "classes loaded in this range")
+                           f"classes loaded{f', {blocks:,} blocks first run' if blocks else ''} in this range")
         shown = items[:MAX_ROWS]
         self.table.fill([(f"{ns / 1e9:.6f}", call, what) for ns, what, call in shown],
                         [call for _ns, _w, call in shown], numeric={0})
@@ -98,3 +125,7 @@ class DiscoveryView(QWidget):
 
 def _compute(_progress, _cancelled, analysis):
     return first_runs(analysis), class_loads(analysis)
+
+
+def _compute_blocks(_progress, _cancelled, analysis):
+    return first_block_runs(analysis)

@@ -150,3 +150,10 @@ def test_exceptions_and_discovery_tables(qtbot, window):
         qtbot.keyClick(spin.lineEdit(), Qt.Key.Key_Return)
     shown = [d.table.item(r, 2).text() for r in range(d.table.rowCount())]
     assert "method Main.check(I)I" in shown and len(shown) < len(names)
+    # blocks too: check's entry block first ran with the method; its never-taken branch never
+    qtbot.mouseClick(d.blocks_box, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: d.block_runs is not None, timeout=30_000)
+    d.set_range(0, at / 1e9 + 1)
+    shown = [d.table.item(r, 2).text() for r in range(d.table.rowCount())]
+    assert "block Main.check(I)I #0 (line 29)" in shown and "block Main.check(I)I #2 (line 32)" in shown
+    assert not any(t.startswith("block Main.check(I)I #1") for t in shown)
