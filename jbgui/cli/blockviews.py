@@ -14,6 +14,7 @@ import sys
 from types import SimpleNamespace
 
 from jbgui.cli.trace_input import TraceInputError, open_analysis
+from jbgui.model.block_paths import LONGEST_CALL
 from jbgui.model.analysis import Analysis, ThreadReplay
 from jbgui.model.method_names import MethodNameError, display_name, resolve_methods
 
@@ -156,10 +157,15 @@ def _method_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _variants_run(args: argparse.Namespace) -> int:
+    from jbgui.model.method_profile import method_profile
     from jbgui.model.variants import variants as compute
     analysis = open_analysis(args.trace)
     method = _method(analysis, args.method)
-    rows = compute(analysis, method)
+    profile = method_profile(analysis, method)
+    rows = compute(analysis, method, profile)
+    skipped = int(profile.arrays["skipped"][0])
+    if skipped:
+        print(f"jbtrace: warning: {skipped} calls longer than {LONGEST_CALL:,} events are left out", file=sys.stderr)
     if args.json:
         _dump(rows)
         return 0
