@@ -4,6 +4,7 @@ off the GUI thread with only the latest result shown."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from shiboken6 import isValid
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from jbgui.ui.tasks import Task
@@ -69,10 +70,12 @@ class Latest:
         if self.task is not None:
             self.task.cancel()
         task = Task(fn, *args, name="blockviews")
-        task.succeeded.connect(lambda result, t=task: self.done(result) if t is self.task else None)
-        task.failed.connect(lambda message, t=task: self.failed(message) if t is self.task else None)
+        # A result may arrive after its view was closed (the window went away mid-computation).
+        live = lambda t: t is self.task and isValid(self.owner)  # noqa: E731
+        task.succeeded.connect(lambda result, t=task: self.done(result) if live(t) else None)
+        task.failed.connect(lambda message, t=task: self.failed(message) if live(t) else None)
         if self.progress is not None:
-            task.progress.connect(lambda done, total, t=task: self.progress(done, total) if t is self.task else None)
+            task.progress.connect(lambda done, total, t=task: self.progress(done, total) if live(t) else None)
         self.task = task
         task.start()
         return task

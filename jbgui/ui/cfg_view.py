@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (QButtonGroup, QGraphicsItem, QGraphicsPathItem, Q
                                QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView,
                                QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget)
 
+from shiboken6 import isValid
+
 from jbgui.model.cfg import BACK, EXCEPTION, Cfg, call_cfg, method_cfg
 from jbgui.model.cfg_layout import Layout, layout
 from jbgui.ui import colors
@@ -166,8 +168,10 @@ class CfgView(QWidget):
             self._task.cancel()
         key = (self.method, self.call if per_call else None)
         task = Task(_compute, self.analysis, self.method, self.call if per_call else None, name="cfg")
-        task.succeeded.connect(lambda result, k=key: self._ready(result) if k == self._key() else None)
-        task.failed.connect(self.status.setText)
+        # A result may arrive after the view was closed, or after the user asked for another graph.
+        task.succeeded.connect(lambda result, k=key: self._ready(result) if isValid(self) and k == self._key()
+                               else None)
+        task.failed.connect(lambda message: self.status.setText(message) if isValid(self) else None)
         self._task = task
         self.status.setText("laying out …")
         task.start()
