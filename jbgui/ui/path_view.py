@@ -1,6 +1,7 @@
 """The path of the selected call: its own blocks in order (loop repetitions folded in the summary
 line), the calls made from each block and how it ended. Back/Forward (or the arrow keys) step
-through it; each step selects its block, so the CFG and the method view follow."""
+through it; each step selects its block, so the CFG and the method view follow. Double-clicking a
+step that made calls selects the first of them."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class PathView(QWidget):
         self.forward.clicked.connect(lambda: self.step(1))
         self.steps = QListWidget()
         self.steps.currentRowChanged.connect(self._step_changed)
+        self.steps.itemDoubleClicked.connect(lambda item: self.open_call(self.steps.row(item)))
         row = QHBoxLayout()
         row.addWidget(self.back)
         row.addWidget(self.forward)
@@ -88,6 +90,15 @@ class PathView(QWidget):
         self.position.setText(f"0 / {len(path.blocks):,}" if len(path.blocks) else "no blocks")
         if len(path.blocks):
             self.steps.setCurrentRow(0)
+
+    def open_call(self, row: int) -> None:
+        """Select the first call made from step ``row`` (double-click on a step)."""
+        if self.path is None:
+            return
+        for step, child in self.path.calls:
+            if step == row:
+                self.selection.select_call(CallRef(self.path.thread, child), self)
+                return
 
     def step(self, delta: int) -> None:
         """Move ``delta`` steps along the path."""

@@ -98,6 +98,16 @@ def test_the_path_steps_and_the_cfg_follows(qtbot, window):
     assert path.current_block() == 2
     assert panel.cfg.selected_block == 2          # the CFG followed the step
     assert "⇒ return" in path.steps.item(6).text()
+    # a step that made a call: double-click selects that call (Main.level1 calls level2 from #0)
+    l1_mid, _t, l1_rows = calls_of(window, "Main.level1")
+    window.selection.select_call(CallRef(thread.index, int(l1_rows[0])))
+    qtbot.waitUntil(lambda: path.path is not None and path.path.row == int(l1_rows[0]), timeout=30_000)
+    assert "→ Main.level2(I)I" in path.steps.item(0).text()
+    rect = path.steps.visualItemRect(path.steps.item(0))
+    qtbot.mouseClick(path.steps.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(path.steps.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    ref = window.selection.call
+    assert window.loaded.analysis.call_name(thread, ref.row) == "Main.level2(I)I"
 
 
 def test_variants_and_loops_show_the_known_answers_and_jump(qtbot, window):
