@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.Qt import internals as pg_internals
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QToolTip, QVBoxLayout, QWidget
 
@@ -313,6 +313,8 @@ class TimelineView(QWidget):
         self.model: TimelineModel | None = None
         self.analysis: Analysis | None = None
         self.item: FlameItem | None = None
+        self.hovered: CallRef | None = None   # the call under the pointer, and its description
+        self.hover_text = ""
         self.viewbox = TimelineViewBox(invertY=True, enableMenu=False)
         self.viewbox.setMouseEnabled(x=True, y=True)
         self.axis = pg.AxisItem("bottom")
@@ -430,12 +432,15 @@ class TimelineView(QWidget):
 
     def _hover(self, scene_pos) -> None:
         ref = self._pick(scene_pos)
+        self.hovered = ref
         if ref is None or self.analysis is None:
+            self.hover_text = ""
             QToolTip.hideText()
             return
-        text = describe_call(self.analysis, ref, self.model)
-        QToolTip.showText(self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos).toPoint()) + pg.QtCore.QPoint(12, 12),
-                          text, self.plot)
+        self.hover_text = describe_call(self.analysis, ref, self.model)
+        # QGraphicsView.mapFromScene already returns a QPoint (PySide6 has no QPoint.toPoint).
+        at = self.plot.mapFromScene(scene_pos)
+        QToolTip.showText(self.plot.mapToGlobal(at) + QPoint(12, 12), self.hover_text, self.plot)
 
     def _clicked(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
