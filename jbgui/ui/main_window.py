@@ -115,6 +115,11 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.cancel_button)
         self.progress.hide()
         self.cancel_button.hide()
+        self.run_trace_offered: Path | None = None
+        self.open_run_button = QPushButton()
+        self.open_run_button.clicked.connect(self._open_offered_run_trace)
+        self.statusBar().addPermanentWidget(self.open_run_button)
+        self.open_run_button.hide()
 
         self._make_menus()
         self.selection.callSelected.connect(self._call_selected)
@@ -364,12 +369,29 @@ class MainWindow(QMainWindow):
             self.banner.show_message(f"<b>No trace was recorded</b> (exit status {recording.exit_status}): "
                                      f"{summary.problem or 'see the console'}")
             return
+        if self.loaded is not None or self.task is not None:
+            # A trace is open (or opening): the user may be reading it; ask before replacing it.
+            self.offer_run_trace(recording.trace_dir)
+            return
         self.open_trace(recording.trace_dir)
         if recording.exit_status != 0:
             # Shown after open_trace, which clears the banner: the program failed, and its trace
             # (of what ran before it failed) is what opens.
             self.banner.show_message(f"<b>The program exited with status {recording.exit_status}</b>; its output is "
                                      "in the console, its trace opens.", error=False)
+
+    def offer_run_trace(self, trace_dir) -> None:
+        """A run ended while a trace is open: offer its trace in the status bar instead of opening it."""
+        self.run_trace_offered = Path(trace_dir)
+        self.open_run_button.setText(f"Open the run's trace ({self.run_trace_offered.name})")
+        self.open_run_button.show()
+        self.statusBar().showMessage(f"The run ended; its trace is {self.run_trace_offered}", 30000)
+
+    def _open_offered_run_trace(self) -> None:
+        self.open_run_button.hide()
+        if self.run_trace_offered is not None:
+            self.open_trace(self.run_trace_offered)
+            self.run_trace_offered = None
 
     # ------------------------------------------------------------------ selection
 
