@@ -80,19 +80,12 @@ ITEM_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 # Kinds of call in the order they win when a call has several flags: (name, flag, text colour on
 # a light palette, on a dark one). The fill colours of the icons come from colors.py where it
 # has one (the timeline uses it), else from ICON_FILLS.
-KINDS = (
-    ("uncaught", Flag.UNCAUGHT, "#b71c1c", "#ff6b6b"),
-    ("exceptional", Flag.EXCEPTIONAL, "#c43e00", "#ff9e80"),
-    ("caught", Flag.CAUGHT, "#2e7d32", "#81c784"),
-    ("native", Flag.NATIVE, "#5f6368", "#b4b8be"),
-    ("untraced", Flag.UNTRACED, "#80868b", "#8f949a"),
-    ("callback", Flag.CALLBACK, "#7b1fa2", "#ce93d8"),
-    ("implicit", Flag.IMPLICIT, "#1565c0", "#90caf9"),
-    ("truncated", Flag.TRUNCATED, "#546e7a", "#b0bec5"),
-)
+KINDS = tuple((name, bit, *colors.KIND_TEXT[name]) for name, bit in (
+    ("uncaught", Flag.UNCAUGHT), ("exceptional", Flag.EXCEPTIONAL), ("caught", Flag.CAUGHT),
+    ("native", Flag.NATIVE), ("untraced", Flag.UNTRACED), ("callback", Flag.CALLBACK),
+    ("implicit", Flag.IMPLICIT), ("truncated", Flag.TRUNCATED)))
 KIND_NAMES = tuple(k[0] for k in KINDS)
-ICON_FILLS = {"caught": ("#43a047", "#66bb6a"), "callback": ("#8e24aa", "#ba68c8"),
-              "implicit": ("#1e88e5", "#64b5f6")}
+ICON_FILLS = colors.ICON_FILLS
 ICON_SLOTS = {"uncaught": colors.UNCAUGHT, "exceptional": colors.EXCEPTIONAL, "native": colors.NATIVE,
               "untraced": colors.UNTRACED, "truncated": colors.TRUNCATED}
 ICON_SIZE = 16
@@ -129,7 +122,7 @@ def kind_icon(kind: str, dark: bool, ratio: float = 1.0) -> QPixmap:
     else:
         fill = QColor(ICON_FILLS[kind][1 if dark else 0])
     edge = fill.lighter(170) if dark else fill.darker(170)
-    white = QColor("#ffffff")
+    white = QColor(colors.ICON_EDGE_WHITE)
     p = QPainter(pm)
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
     p.setPen(QPen(edge, 1.0))

@@ -12,6 +12,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from jbgui.model import layout
+from jbgui.ui import colors
 from jbgui.ui.format import format_count, format_duration
 from jbgui.ui.loading import LoadedTrace
 from jbgui.ui.selection import CallRef, Selection
@@ -62,7 +63,7 @@ class SummaryView(QWidget):
             command = command[:400] + f" … ({len(command) - 400:,} more characters)"
         status = meta.get("status", "?")
         status_text = "complete" if status == "complete" else \
-            "<span style='color:#c62828'><b>cut off</b> (the JVM was killed or crashed; the trace ends where it stopped)</span>"
+            f"<span style='color:{colors.pick(colors.ERROR_TEXT)}'><b>cut off</b> (the JVM was killed or crashed; the trace ends where it stopped)</span>"
         wall = launch.get("wall_seconds")
         exit_code = launch.get("exit_code")
         total_calls = sum(t["calls"] for t in d["threads"])
@@ -99,7 +100,7 @@ class SummaryView(QWidget):
             if len(thread.clock) >= 2:
                 span = format_duration(float(thread.clock[-1, 1] - thread.clock[0, 1]))
             name = f"<a href='thread:{t['index']}'>{e(t['name'])}</a>" if t["calls"] else e(t["name"])
-            uncaught = f"<b style='color:#c62828'>{t['uncaught']}</b>" if t["uncaught"] else "0"
+            uncaught = f"<b style='color:{colors.pick(colors.ERROR_TEXT)}'>{t['uncaught']}</b>" if t["uncaught"] else "0"
             parts.append(
                 f"<tr><td>{name}</td><td align='right'>{format_count(t['events'])}</td>"
                 f"<td align='right'>{format_count(t['calls'])}</td>"

@@ -223,7 +223,7 @@ class FlameItem(pg.GraphicsObject):
         return n
 
     def _text_color(self) -> QColor:
-        return QColor("#e8e8e8") if colors.is_dark() else QColor("#202020")
+        return colors.qcolor(colors.LANE_TEXT)
 
     def _paint_marks(self, p: QPainter, lane: Lane, marks: dict, x0, x1, sx, dx, sy, dy) -> None:
         header_top = lane.top * sy + dy
@@ -233,7 +233,7 @@ class FlameItem(pg.GraphicsObject):
         i0, i1 = np.searchsorted(loads, [x0, x1])
         if i1 > i0:
             xs = np.unique(np.round(loads[i0:i1] * sx + dx))
-            p.setPen(QPen(QColor("#1e88e5"), 1))
+            p.setPen(QPen(colors.qcolor(colors.CLASS_LOAD_TICK), 1))
             y_a, y_b = header_top + header_h * 0.55, header_top + header_h
             for x in xs[:4000].tolist():
                 p.drawLine(QPointF(x, y_a), QPointF(x, y_b))
@@ -246,7 +246,7 @@ class FlameItem(pg.GraphicsObject):
         row_h = ROW * sy
         size = max(3.0, min(6.0, row_h * 0.45))
         red = QColor(self.colors[colors.UNCAUGHT])
-        green = QColor("#2e7d32") if not colors.is_dark() else QColor("#66bb6a")
+        green = colors.qcolor(colors.CAUGHT_MARK)
         last_x = None
         for k in range(j0, min(j1, j0 + 2000)):
             tx = throw_t[k] * sx + dx
@@ -276,7 +276,7 @@ class FlameItem(pg.GraphicsObject):
         left = rect.left() * sx + dx
         right = max(rect.right() * sx + dx, left + 2)
         top = rect.top() * sy + dy
-        pen = QPen(QColor("#ffb300") if colors.is_dark() else QColor("#0d47a1"), 2)
+        pen = QPen(colors.qcolor(colors.SELECTION_OUTLINE), 2)
         p.setPen(pen)
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRect(QRectF(left - 1, top - 1, right - left + 2, rect.height() * sy + 1))
