@@ -152,10 +152,13 @@ class ThreadTimeline:
 class TimelineModel:
     """Every thread's timeline, and the marks drawn over them (exceptions, class loads)."""
 
-    def __init__(self, analysis: Analysis):
+    def __init__(self, analysis: Analysis, use_clock: bool = True):
+        """``use_clock=False`` puts every lane on its own event index (the x-axis that is exact
+        where times are interpolated, see :mod:`jbgui.model.time_quality`)."""
         self.analysis = analysis
         with_calls = [t for t in analysis.threads if len(t.calls)]
-        self.has_clock = bool(with_calls) and all(len(t.clock) >= 2 for t in with_calls)
+        self.clock_available = bool(with_calls) and all(len(t.clock) >= 2 for t in with_calls)
+        self.has_clock = self.clock_available and use_clock
         self.threads = [ThreadTimeline(t, self.has_clock) for t in analysis.threads]
         spans = [(tl.t_min, tl.t_max) for tl in self.threads if tl.rows]
         self.t_min = min((s for s, _ in spans), default=0.0)
