@@ -177,11 +177,13 @@ class TimelineModel:
         raise KeyError(index)
 
     def exception_marks(self, tl: ThreadTimeline) -> dict[str, np.ndarray]:
-        """Where exceptions were thrown and caught: times and depths (for the markers)."""
+        """Where exceptions were thrown and caught: times and depths (for the markers), and the
+        class of each exception (``exc_class``, a class id)."""
         exc = tl.thread.exceptions
         if not len(exc):
             z = np.zeros(0)
-            return {"throw_t": z, "throw_depth": z, "catch_t": z, "catch_depth": z, "index": np.zeros(0, np.int64)}
+            return {"throw_t": z, "throw_depth": z, "catch_t": z, "catch_depth": z, "index": np.zeros(0, np.int64),
+                    "exc_class": np.zeros(0, np.int64)}
         throw_row = exc["throw_row"]
         catch_row = exc["catch_row"]
         throw_depth = np.where(throw_row >= 0, tl.depth[np.maximum(throw_row, 0)], 0)
@@ -189,7 +191,7 @@ class TimelineModel:
         catch_depth = np.where(caught, tl.depth[np.maximum(catch_row, 0)], -1)
         return {"throw_t": self._event_time(tl, exc["throw_event"]), "throw_depth": throw_depth,
                 "catch_t": self._event_time(tl, exc["catch_event"]), "catch_depth": catch_depth,
-                "index": np.arange(len(exc))}
+                "index": np.arange(len(exc)), "exc_class": np.asarray(exc["exc_class"], np.int64)}
 
     def class_load_times(self, tl: ThreadTimeline) -> np.ndarray:
         loads = tl.thread.class_loads

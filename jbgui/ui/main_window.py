@@ -25,6 +25,7 @@ from jbgui.ui.run_dialog import RunDialog
 from jbgui.ui.export_dialog import ENTRIES, ExportDialog, run_export
 from jbgui.ui.loading import LoadedTrace, load_trace
 from jbgui.ui.method_view import MethodView
+from jbgui.ui.range_view import RangeView
 from jbgui.ui.selection import Selection
 from jbgui.ui.summary_view import SummaryView
 from jbgui.ui.tasks import Task
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.timeline = TimelineView(self.selection)
         self.calltree = CallTreeView(self.selection)
         self.method_view = MethodView(self.selection)
+        self.range_view = RangeView(self.selection)
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -100,6 +102,9 @@ class MainWindow(QMainWindow):
         self.console = ConsolePane(self.runner)
         self.console_dock = self._dock("Console", "console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.console_dock.hide()
+        self.range_dock = self._dock("Range", "range", self.range_view, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.range_dock.hide()
+        self.timeline.rangeSelected.connect(self._range_selected)
         self.runner.started.connect(self._run_started)
         self.runner.finished.connect(self._run_finished)
         self.runner.failed.connect(lambda message: self.banner.show_message(f"<b>The program could not start</b>"
@@ -268,6 +273,7 @@ class MainWindow(QMainWindow):
         self.timeline.set_model(loaded.timeline if loaded else None, loaded.analysis if loaded else None)
         self.calltree.set_analysis(loaded.analysis if loaded else None)
         self.method_view.set_trace(loaded)
+        self.range_view.set_trace(loaded.analysis if loaded else None)
         self.setWindowTitle(f"{loaded.path.name} — jbgui" if loaded else "jbgui")
         if loaded is not None:
             self.tabs.setCurrentWidget(self.summary)
@@ -398,6 +404,13 @@ class MainWindow(QMainWindow):
     def _call_selected(self, ref, source) -> None:
         if ref is not None and source is not self.timeline and self.tabs.currentWidget() is self.summary:
             self.tabs.setCurrentWidget(self.timeline)
+
+    def _range_selected(self, start: float, stop: float) -> None:
+        self.range_view.show_range(start, stop, use_clock=self.timeline.model is not None and
+                                   self.timeline.model.has_clock)
+        if stop > start:      # nan when cleared
+            self.range_dock.show()
+            self.range_dock.raise_()
 
     def _method_selected(self, method_id: int, source) -> None:
         self.method_dock.show()
