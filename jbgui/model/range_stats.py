@@ -4,7 +4,8 @@ A range is given on the timeline's axis: nanoseconds since the trace started (ev
 one clock), or event indices (each thread's own stream) for a trace without a clock or when the
 timeline's x-axis is events. Per thread it becomes an event range ``[e0, e1)``; calls are rows in
 start order, so the calls starting in it are one slice of rows (``searchsorted`` on ``first``),
-and everything is counted on that slice with vectorised numpy (no loop per call).
+and everything is counted in one sequential pass over that slice (a numba kernel reading the
+columns in order; no Python loop per call).
 
 Exact counts: calls started in the range, calls *contained* in it (started and ended inside),
 their own bytecodes and blocks (inclusive minus their children's, all of which are inside too),
@@ -18,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
-from jbgui.model import call_queries as Q
 from jbgui.model.analysis import Analysis, ThreadReplay
 
 
@@ -75,6 +76,42 @@ def event_range(thread: ThreadReplay, start: float, stop: float, use_clock: bool
     return int(np.ceil(e0)), int(np.ceil(e1))
 
 
+@numba.njit(cache=True, nogil=True)
+def _count_rows(r0, r1, stop, method, parent, last, incl_bc, incl_bl, m_calls, m_bc, m_bl):  # pragma: no cover
+    """Over rows [r0, r1): calls contained (last < stop) counted per method, with their own
+    bytecodes and blocks: each contained call adds its inclusive counts to its method and takes
+    them off its parent's method when the parent is contained too (a contained call's children
+    all are). Returns (contained, own bytecodes, own blocks)."""
+    n_methods = len(m_calls)
+    contained = 0
+    total_bc = 0
+    total_bl = 0
+    for r in range(r0, r1):
+        if last[r] >= stop:
+            continue
+        contained += 1
+        m = method[r]
+        if m < 0 or m >= n_methods:
+            m = 0
+        bc = incl_bc[r]
+        bl = incl_bl[r]
+        m_calls[m] += 1
+        m_bc[m] += bc
+        m_bl[m] += bl
+        total_bc += bc
+        total_bl += bl
+        p = parent[r]
+        if p >= r0 and last[p] < stop:
+            pm = method[p]
+            if pm < 0 or pm >= n_methods:
+                pm = 0
+            m_bc[pm] -= bc
+            m_bl[pm] -= bl
+            total_bc -= bc
+            total_bl -= bl
+    return contained, total_bc, total_bl
+
+
 def _edge_rows(thread: ThreadReplay, row: int, event: int) -> list[int]:
     """The calls running across ``event`` (started before it, not ended): ``row`` is the last call
     started before it; walk up its callers (at most the stack's depth)."""
@@ -110,22 +147,17 @@ def range_stats(analysis: Analysis, start: float, stop: float, use_clock: bool =
         calls = thread.calls
         if len(calls):
             first = np.asarray(calls.first)
-            r0, r1 = (int(x) for x in np.searchsorted(first, [e0, e1], side="left"))
+            # Keys of the column's own type: else numpy converts the whole column first (seconds
+            # for two hundred million calls).
+            info = np.iinfo(first.dtype)
+            keys = np.clip(np.array([e0, e1], np.int64), info.min, info.max).astype(first.dtype)
+            r0, r1 = (int(x) for x in np.searchsorted(first, keys, side="left"))
             part.calls_started = r1 - r0
             if r1 > r0:
-                last = np.asarray(calls.last[r0:r1])
-                inside = np.flatnonzero(last < e1) + r0
-                part.calls_contained = len(inside)
-                if len(inside):
-                    own_bc = Q.exclusive(thread, inside, "incl_bytecodes")
-                    own_bl = Q.exclusive(thread, inside, "incl_blocks")
-                    method = np.asarray(calls.method[r0:r1])[inside - r0].astype(np.int64)
-                    method = np.clip(method, 0, n_methods - 1)
-                    m_calls += np.bincount(method, minlength=n_methods)
-                    m_bytecodes += np.bincount(method, weights=own_bc, minlength=n_methods).astype(np.int64)
-                    m_blocks += np.bincount(method, weights=own_bl, minlength=n_methods).astype(np.int64)
-                    part.bytecodes = int(own_bc.sum())
-                    part.blocks = int(own_bl.sum())
+                contained, bc, bl = _count_rows(r0, r1, e1, np.asarray(calls.method), np.asarray(calls.parent),
+                                                np.asarray(calls.last), np.asarray(calls.incl_bytecodes),
+                                                np.asarray(calls.incl_blocks), m_calls, m_bytecodes, m_blocks)
+                part.calls_contained, part.bytecodes, part.blocks = int(contained), int(bc), int(bl)
             edges = _edge_rows(thread, r0 - 1, e0) if r0 > 0 else []
             if r1 > r0:
                 edges += [r for r in _edge_rows(thread, r1 - 1, e1) if r >= r0]
