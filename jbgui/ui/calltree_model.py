@@ -30,6 +30,7 @@ from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from jbgui.model import call_queries as Q
+from jbgui.model import time_quality as TQ
 from jbgui.model.analysis import Analysis, Flag
 from jbgui.ui import colors
 from jbgui.ui.calltree_icons import KIND_NAMES, KINDS, kind_icon, kind_of
@@ -65,7 +66,7 @@ COLUMN_TIPS = (
     "in events when the trace has no clock)",
     "What is unusual about the call",
 )
-COLUMN_WIDTHS = (330, 80, 105, 105, 95, 95, 80, 200)
+COLUMN_WIDTHS = (330, 64, 92, 92, 84, 84, 72, 200)
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 # QTreeView asks every row's flags whenever it lays out an open call: one constant, no lookups.
 ITEM_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
@@ -84,7 +85,7 @@ class _Children:
     below when children follow."""
 
     __slots__ = ("first", "stop", "total", "lo", "rows", "excl_bytecodes", "excl_blocks", "duration",
-                 "opened", "before_shown", "after_shown")
+                 "interpolated", "opened", "before_shown", "after_shown")
 
     def __init__(self, first: int, stop: int, total: int):
         self.first = first       # row of the first child
@@ -95,6 +96,7 @@ class _Children:
         self.excl_bytecodes = np.zeros(0, np.int64)
         self.excl_blocks = np.zeros(0, np.int64)
         self.duration = np.zeros(0, np.float64)
+        self.interpolated = np.zeros(0, np.bool_)   # durations interpolated across a pause
         self.opened = False
         self.before_shown = False  # the rows the model announced, which may lag lo and rows
         self.after_shown = False   # for a moment while the window changes
@@ -242,12 +244,13 @@ class CallTreeModel(QAbstractItemModel):
         if not len(rows):
             return
         thread = self.analysis.threads[slot]
-        parts = (rows, Q.exclusive_bytecodes(thread, rows), Q.exclusive_blocks(thread, rows), Q.duration(thread, rows))
+        parts = (rows, Q.exclusive_bytecodes(thread, rows), Q.exclusive_blocks(thread, rows), Q.duration(thread, rows),
+                 TQ.interpolated(thread, rows))
         at = node.offset if front else node.offset + len(node.rows)
         self.beginInsertRows(parent, at, at + len(rows) - 1)
-        olds = (node.rows, node.excl_bytecodes, node.excl_blocks, node.duration)
+        olds = (node.rows, node.excl_bytecodes, node.excl_blocks, node.duration, node.interpolated)
         joined = [np.concatenate([new, old] if front else [old, new]) for new, old in zip(parts, olds)]
-        node.rows, node.excl_bytecodes, node.excl_blocks, node.duration = joined
+        node.rows, node.excl_bytecodes, node.excl_blocks, node.duration, node.interpolated = joined
         if front:
             node.lo -= len(rows)
         self.endInsertRows()
@@ -259,8 +262,9 @@ class CallTreeModel(QAbstractItemModel):
         at = node.offset if front else node.offset + len(node.rows) - count
         self.beginRemoveRows(parent, at, at + count - 1)
         keep = slice(count, None) if front else slice(0, len(node.rows) - count)
-        node.rows, node.excl_bytecodes, node.excl_blocks, node.duration = (
-            node.rows[keep], node.excl_bytecodes[keep], node.excl_blocks[keep], node.duration[keep])
+        node.rows, node.excl_bytecodes, node.excl_blocks, node.duration, node.interpolated = (
+            node.rows[keep], node.excl_bytecodes[keep], node.excl_blocks[keep], node.duration[keep],
+            node.interpolated[keep])
         if front:
             node.lo += count
         self.endRemoveRows()
@@ -521,9 +525,12 @@ class CallTreeModel(QAbstractItemModel):
             if column == COL_CALL:
                 return short_name(self.call_name(slot, row))
             if column == COL_FLAGS:
-                return ", ".join(flag_words(int(calls.flags[row])))
+                return self.flags_text(slot, row)
             value = self._number(slot, row, column)
-            return self.format_duration(slot, value) if column == COL_DURATION else format_count(value)
+            if column == COL_DURATION:
+                text = self.format_duration(slot, value)
+                return f"≈ {text}" if self.interpolated(slot, row) else text
+            return format_count(value)
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return RIGHT if COL_CALLS <= column <= COL_DURATION else None
         if role == Qt.ItemDataRole.DecorationRole and column == COL_CALL:
@@ -543,6 +550,9 @@ class CallTreeModel(QAbstractItemModel):
                 return self.call_tooltip(slot, row)
             if column != COL_DURATION:
                 return f"{self._number(slot, row, column):,}"
+            if self.interpolated(slot, row):
+                return ("≈: interpolated between clock samples across a pause of the thread (a blocking call "
+                        "or the JVM); the timeline can show events instead of time")
             return None
         if role == Qt.ItemDataRole.UserRole:
             return CallRef(thread.index, row)
@@ -566,11 +576,33 @@ class CallTreeModel(QAbstractItemModel):
             return int(node.excl_blocks[position])
         return float(node.duration[position])
 
+    def interpolated(self, slot: int, row: int) -> bool:
+        """Is the call's duration interpolated across a pause (:mod:`jbgui.model.time_quality`)?"""
+        calls = self.analysis.threads[slot].calls
+        node = self._opened(slot, int(calls.parent[row]))
+        position = node.position(row) if node is not None else -1
+        return bool(node.interpolated[position]) if position >= 0 else False
+
+    def flags_text(self, slot: int, row: int) -> str:
+        """What is unusual about a call, in words, with the class of the exception that ended it
+        ("left by IllegalStateException")."""
+        calls = self.analysis.threads[slot].calls
+        flags = int(calls.flags[row])
+        words = flag_words(flags)
+        exc = int(calls.exc_class[row])
+        if exc and flags & (Flag.EXCEPTIONAL | Flag.UNCAUGHT):
+            name = self.analysis.statics.class_name_of_id(exc).rsplit(".", 1)[-1]
+            if flags & Flag.UNCAUGHT:        # "uncaught X" says that it left the call too
+                words = [w for w in words if w != "left by an exception"]
+            words = [f"uncaught {name}" if w == "uncaught exception" else
+                     f"left by {name}" if w == "left by an exception" else w for w in words]
+        return ", ".join(words)
+
     def _thread_data(self, slot: int, column: int, role: int):
         thread = self.analysis.threads[slot]
         if role == Qt.ItemDataRole.DisplayRole:
             if column == COL_CALL:
-                return thread.name
+                return f"{thread.name} #{thread.index}"     # two threads may share a name
             if column == COL_FLAGS:
                 return "" if thread.ended else "thread did not end in the trace"
             if column in (COL_EXCL_BC, COL_EXCL_BL):

@@ -24,11 +24,24 @@ from jbgui.ui.selection import CallRef, Selection
 from jbgui.ui.tasks import Task
 
 SEARCH_IN_BACKGROUND_ABOVE = 1_000_000
+# Columns hidden until asked for (right-click on the header): the tree must fit a narrow dock.
+HIDDEN_COLUMNS = (COL_INCL_BL, COL_EXCL_BL)
+MIN_NAME_WIDTH = 150     # the name column is never narrower
+FLAGS_MIN_WIDTH = 40     # the last column (flags) keeps at least this much in view
+NAME_ROOM = 110          # pixels a name needs beside its indentation (or half the column)
+INDENT, MIN_INDENT = 12, 2
 
 
 class _Tree(QTreeView):
     """A QTreeView without "expand everything below" (``*``): on a call tree of millions of
-    nodes it would fetch them all."""
+    nodes it would fetch them all; it tells its widget when it is resized (to fit the columns)."""
+
+    resized = None
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.resized is not None:
+            self.resized()
 
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Asterisk:
@@ -56,7 +69,7 @@ class CallTreeView(QWidget):
         self.tree = _Tree()
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
-        self.tree.setIndentation(12)  # call stacks run deep: keep names in view
+        self.tree.setIndentation(INDENT)  # call stacks run deep: keep names in view (see _fit_columns)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.tree.setAllColumnsShowFocus(True)
@@ -66,6 +79,13 @@ class CallTreeView(QWidget):
         header.setStretchLastSection(True)
         for column, width in enumerate(COLUMN_WIDTHS):
             header.resizeSection(column, width)
+        for column in HIDDEN_COLUMNS:
+            header.hideSection(column)
+        # Right-click on the header: choose the columns.
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._column_menu)
+        self.tree.resized = self._fit_columns
+        self._level = 0
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
         self.tree.activated.connect(self._activated)
 
@@ -125,6 +145,9 @@ class CallTreeView(QWidget):
         self.analysis = analysis
         self.model.set_analysis(analysis)
         self.status.setText("")
+        self.search.clear()          # a search of the previous trace means nothing in this one
+        self._level = 0
+        self._fit_columns()
         if analysis is not None and analysis.threads:
             # The first thread with calls open, as a start.
             main = self.model.thread_index(next((s for s, t in enumerate(analysis.threads) if t.name == "main"), 0))
@@ -209,15 +232,45 @@ class CallTreeView(QWidget):
         return True
 
     def _show_name(self, level: int) -> None:
-        """Deep calls are indented far right: widen the name column to hold the indentation and
-        the name, and scroll so that the name (not the numbers) is in view."""
-        indent = self.tree.indentation() * (level + 1)
-        header = self.tree.header()
-        if header.sectionSize(0) < indent + 260:
-            header.resizeSection(0, indent + 260)
+        """Deep calls are indented far right: rather than widen the name column (which pushes
+        the numbers off-screen), indent less, so that the name and the numbers stay in view."""
+        self._level = level
+        self._fit_columns()
         bar = self.tree.horizontalScrollBar()
-        # after the view has laid out the wider column (the scroll range is not known before)
-        QTimer.singleShot(0, lambda: bar.setValue(max(0, min(bar.maximum(), indent - 40))))
+        QTimer.singleShot(0, lambda: bar.setValue(0))
+
+    def _fit_columns(self) -> None:
+        """The number columns keep their widths and stay in view; the name column takes what is
+        left (at least :data:`MIN_NAME_WIDTH`), and the indentation shrinks for deep calls so
+        that the current call's name fits in it."""
+        header = self.tree.header()
+        last = max((c for c in range(header.count()) if not header.isSectionHidden(c)), default=0)
+        numbers = sum(header.sectionSize(c) for c in range(1, header.count())
+                      if c != last and not header.isSectionHidden(c))
+        width = max(MIN_NAME_WIDTH, self.tree.viewport().width() - numbers - FLAGS_MIN_WIDTH)
+        header.resizeSection(0, width)
+        room = width - max(NAME_ROOM, width // 2)
+        indent = int(max(MIN_INDENT, min(INDENT, room // max(self._level + 1, 1))))
+        if indent != self.tree.indentation():
+            self.tree.setIndentation(indent)
+
+    def _column_menu(self, pos) -> None:
+        from PySide6.QtWidgets import QMenu
+
+        header = self.tree.header()
+        menu = QMenu(self)
+        for column in range(1, len(COLUMNS)):
+            action = menu.addAction(COLUMNS[column])
+            action.setCheckable(True)
+            action.setChecked(not header.isSectionHidden(column))
+            action.toggled.connect(lambda on, c=column: self.show_column(c, on))
+        menu.popup(header.mapToGlobal(pos))
+
+    def show_column(self, column: int, shown: bool) -> None:
+        """Show or hide a number column (the name column always shows)."""
+        if column > 0:
+            self.tree.header().setSectionHidden(column, not shown)
+            self._fit_columns()
 
     # ------------------------------------------------------------------ search and jumps
 

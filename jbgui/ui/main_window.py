@@ -453,7 +453,8 @@ class MainWindow(QMainWindow):
             dock.setFloating(False)
             self.addDockWidget(area, dock)
             dock.show()
-        self.resizeDocks([self.tree_dock, self.method_dock], [self.width() // 4, self.width() // 3],
+        # the call tree's number columns need some 520 px to stay in view
+        self.resizeDocks([self.tree_dock, self.method_dock], [max(self.width() * 36 // 100, 520), self.width() * 28 // 100],
                          Qt.Orientation.Horizontal)
 
     def closeEvent(self, event) -> None:
