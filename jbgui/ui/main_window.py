@@ -127,6 +127,7 @@ class MainWindow(QMainWindow):
         self.open_run_button.hide()
 
         self._make_menus()
+        self._make_navigation()
         self.selection.callSelected.connect(self._call_selected)
         self.selection.methodSelected.connect(self._method_selected)
         self.resize(1500, 950)
@@ -187,6 +188,30 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "&Keyboard shortcuts", self.show_shortcuts, "F1")
         self._action(help_menu, "&About jbgui", self.show_about)
+
+    def _make_navigation(self) -> None:
+        """Back and Forward over the selection's history (Alt+Left, Alt+Right), in a toolbar and
+        the View menu."""
+        bar = self.addToolBar("Navigation")
+        bar.setObjectName("toolbar-navigation")
+        self.back_action = QAction("◀ Back", self)
+        self.back_action.setShortcut(QKeySequence("Alt+Left"))
+        self.back_action.setToolTip("Back to the previous call or method (Alt+Left)")
+        self.back_action.triggered.connect(self.selection.back)
+        self.forward_action = QAction("Forward ▶", self)
+        self.forward_action.setShortcut(QKeySequence("Alt+Right"))
+        self.forward_action.setToolTip("Forward again (Alt+Right)")
+        self.forward_action.triggered.connect(self.selection.forward)
+        for action in (self.back_action, self.forward_action):
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            bar.addAction(action)
+            self.view_menu.addAction(action)
+
+        def update() -> None:
+            self.back_action.setEnabled(self.selection.can_go_back())
+            self.forward_action.setEnabled(self.selection.can_go_forward())
+        self.selection.historyChanged.connect(update)
+        update()
 
     def _show_dock(self, dock: QDockWidget) -> None:
         dock.show()
@@ -440,6 +465,26 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state, STATE_VERSION)
         self._default_state = None
+        self.fit_screen()
+
+    def fit_screen(self) -> None:
+        """Keep the window on its screen: a geometry saved on a taller screen would put the
+        status bar (and the window's lower edge) out of reach."""
+        screen = self.screen()
+        if screen is None:
+            return
+        room = screen.availableGeometry()
+        extra_w = max(self.frameGeometry().width() - self.width(), 0)
+        extra_h = max(self.frameGeometry().height() - self.height(), 0)
+        width = min(self.width(), room.width() - extra_w)
+        height = min(self.height(), room.height() - extra_h)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        frame = self.frameGeometry()
+        x = min(max(frame.left(), room.left()), room.right() - frame.width() + 1)
+        y = min(max(frame.top(), room.top()), room.bottom() - frame.height() + 1)
+        if (x, y) != (frame.left(), frame.top()):
+            self.move(x, y)
 
     def save_layout(self) -> None:
         s = S.settings()
@@ -480,6 +525,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._first_show)
 
     def _first_show(self) -> None:
+        self.fit_screen()       # the frame's size is known now
         if S.settings().value("window/state") is None:
             self.reset_layout()
 
@@ -488,12 +534,14 @@ SHORTCUTS_HTML = """<table cellpadding='3'>
 <tr><td><b>Ctrl+O</b></td><td>open a trace</td></tr>
 <tr><td><b>Ctrl+R</b> / <b>Ctrl+Shift+R</b></td><td>run a program traced / run it again</td></tr>
 <tr><td><b>Ctrl+.</b></td><td>stop the running program (its trace is kept)</td></tr>
+<tr><td><b>Alt+← / Alt+→</b></td><td>back / forward through the calls and methods chosen</td></tr>
 <tr><td><b>Ctrl+1 … 5</b></td><td>summary, timeline, call tree, method view, console</td></tr>
 <tr><td><b>Ctrl+0</b> / <b>Home</b></td><td>timeline: the whole run</td></tr>
 <tr><td><b>wheel</b>, <b>+</b> / <b>-</b></td><td>timeline: zoom in time</td></tr>
 <tr><td><b>Shift+wheel</b>, drag</td><td>timeline: scroll lanes, pan</td></tr>
 <tr><td><b>← →</b></td><td>timeline: pan</td></tr>
 <tr><td><b>F</b></td><td>timeline: zoom to the selected call</td></tr>
+<tr><td><b>Shift+drag</b>, <b>R</b> / <b>Esc</b></td><td>timeline: select a range (of the selected call) / clear it</td></tr>
 <tr><td><b>↑</b></td><td>timeline: select the caller</td></tr>
 <tr><td><b>Ctrl+F</b></td><td>call tree: find a method</td></tr>
 <tr><td><b>Ctrl+E</b> / <b>Ctrl+N</b></td><td>call tree: next exception / native call</td></tr>

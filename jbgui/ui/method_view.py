@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget,
 )
 
+from jbgui.model.analysis import Flag
 from jbgui.model.call_blocks import call_block_counts
 from jbgui.model.method_info import MethodInfo, method_info
 from jbgui.model.sources import SourceLocator
@@ -86,6 +87,7 @@ class MethodView(QWidget):
         self.loaded = loaded
         self.info = None
         self.call = None
+        self._set_call_mode_enabled(False)
         self.sources = SourceLocator(loaded.analysis.trace) if loaded is not None else None
         self.header.setText("Select a call or a method" if loaded else "No trace open")
         self.browser.clear()
@@ -191,6 +193,12 @@ class MethodView(QWidget):
             if self.loaded.timeline.has_clock:
                 start, end = self.loaded.timeline.thread_timeline(thread.index).span(row)
                 text += f", {format_duration(end - start)}"
+            flags = int(calls.flags[row])
+            exc = int(calls.exc_class[row])
+            if exc and flags & (Flag.EXCEPTIONAL | Flag.UNCAUGHT):
+                word = "uncaught" if flags & Flag.UNCAUGHT else "left by"
+                text += f", <b style='color:{colors.pick(colors.ERROR_TEXT)}'>{word} " \
+                        f"{e(analysis.statics.class_name_of_id(exc))}</b>"
             details.append(text)
         self.header.setText(" ".join(head) + "<br>" + " · ".join(details))
         if not info.blocks:
@@ -269,7 +277,13 @@ class MethodView(QWidget):
     # ------------------------------------------------------------------ navigation
 
     def _on_call(self, ref, source) -> None:
-        if self.loaded is None or ref is None:
+        if self.loaded is None:
+            return
+        if ref is None:
+            # Nothing selected: the method stays, counted over the whole run.
+            self.call = None
+            self._set_call_mode_enabled(False)
+            self.render()
             return
         thread = self.loaded.analysis.thread(ref.thread)
         method = int(thread.calls.method[ref.row])
