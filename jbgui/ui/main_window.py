@@ -465,7 +465,12 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state, STATE_VERSION)
         self._default_state = None
-        self.fit_screen()
+        # Only a geometry restored from the settings is fitted (not one a caller set, such as
+        # --screenshot --size, which may be larger than the screen on purpose).
+        self._restored_size = None
+        if isinstance(geometry, QByteArray):
+            self.fit_screen()
+            self._restored_size = self.size()
 
     def fit_screen(self) -> None:
         """Keep the window on its screen: a geometry saved on a taller screen would put the
@@ -525,7 +530,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._first_show)
 
     def _first_show(self) -> None:
-        self.fit_screen()       # the frame's size is known now
+        if self._restored_size is not None and self.size() == self._restored_size:
+            self.fit_screen()       # again: the frame's size is known now
         if S.settings().value("window/state") is None:
             self.reset_layout()
 
