@@ -150,3 +150,58 @@ def test_selected_call_counts_are_off_with_nothing_selected_and_the_exception_is
     assert not view.this_call.isChecked() and not view.this_call.isEnabled() and view.whole.isChecked()
     assert view.call is None and "selected call" not in view.header.text()
     settle(qtbot)
+
+
+def test_the_export_dialog_estimates_the_size_offers_the_cap_and_exports_the_selected_range(
+        qtbot, window, exceptions_trace, tmp_path, monkeypatch):
+    import json
+    import os
+
+    from jbgui.model import export as X
+    from jbgui.ui.export_dialog import ExportDialog
+
+    loaded = open_trace(qtbot, window, exceptions_trace)
+    a = loaded.analysis
+    # the estimate, against the real export of the whole run
+    whole = tmp_path / "whole.json"
+    X.export(a, whole, "chrome", max_events=None)
+    dialog = ExportDialog(window, "chrome", None, ".json", loaded.path, [t.name for t in a.threads], None, None,
+                          analysis=a)
+    qtbot.addWidget(dialog)
+    dialog.cap.setValue(0)
+    qtbot.waitUntil(lambda: dialog.estimate is not None and dialog.estimate.capped_rows is None, timeout=10_000)
+    assert 0.5 <= dialog.estimate.bytes / os.path.getsize(whole) <= 2
+    assert "about" in dialog.size_label.text()
+    dialog.cap.setValue(100)
+    qtbot.waitUntil(lambda: "event cap keeps the first 100" in dialog.size_label.text(), timeout=10_000)
+    # above the warning threshold the dialog says so and offers the cap
+    dialog.warn_bytes = 1000
+    dialog.cap.setValue(0)
+    qtbot.waitUntil(lambda: "a large file" in dialog.size_label.text(), timeout=10_000)
+    assert "event cap" in dialog.size_label.text()
+    dialog.close()
+    settle(qtbot)
+
+    # a range selected in the timeline is what File → Export writes
+    view = window.timeline
+    main = a.thread("main")
+    row = next(r for r in range(len(main.calls)) if a.call_name(main, r).startswith("Main.dive("))
+    window.selection.select_call(CallRef(main.index, row), None)
+    view.range_from_selected()
+    start, stop = view.selected_range
+    out = tmp_path / "range.json"
+
+    def accept(d):
+        assert d.range.isChecked()
+        d.path.setText(str(out))
+        return ExportDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ExportDialog, "exec", accept)
+    window.export("chrome", None, ".json")
+    qtbot.waitUntil(lambda: out.exists() and "Exported" in window.statusBar().currentMessage(), timeout=60_000)
+    events = [e for e in json.loads(out.read_text())["traceEvents"] if e.get("ph") == "X"]
+    assert events
+    assert all(e["ts"] < stop / 1e3 + 1 and e["ts"] + e["dur"] > start / 1e3 - 1 for e in events)
+    names = {e["name"] for e in events}
+    assert any("dive" in n for n in names)
+    settle(qtbot)
