@@ -292,7 +292,7 @@ class FlameItem(pg.GraphicsObject):
             text = self.metrics.elidedText(name, Qt.TextElideMode.ElideRight, w)
             if len(text.rstrip("…")) < 4 and "." in name:
                 text = self.metrics.elidedText(name.rsplit(".", 1)[1], Qt.TextElideMode.ElideRight, w)
-            if not text.rstrip("…"):
+            if len(text.rstrip("…")) < 2:      # a lone letter says nothing
                 continue
             p.setPen(self.text_pens[int(slots[i])])
             p.drawText(QRectF(x[i], top[i], room[i], row_h), align, text)
@@ -315,7 +315,9 @@ class FlameItem(pg.GraphicsObject):
         mem[:, 2] = right[marked] - left[marked]
         mem[:, 3] = row_h
         p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(QBrush(colors.qcolor(colors.INTERPOLATED_HATCH), Qt.BrushStyle.BDiagPattern))
+        hatch = colors.qcolor(colors.INTERPOLATED_HATCH)
+        hatch.setAlpha(120)          # a mark over the package colour, not a new colour
+        p.setBrush(QBrush(hatch, Qt.BrushStyle.BDiagPattern))
         p.drawRects(*self._rects.drawargs())
         thread = lane.timeline.thread.index
         self.last_interpolated.extend((thread, int(r)) for r in rects.row[marked].tolist())
