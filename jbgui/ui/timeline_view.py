@@ -367,8 +367,11 @@ class FlameItem(pg.GraphicsObject):
         text_pen = QPen(self._text_color())
         for k in range(j0, min(j1, j0 + 2000)):
             tx = throw_t[k] * sx + dx
-            ty = (lane.depth0 + marks["throw_depth"][k] * ROW) * sy + dy + row_h / 2
+            # a collapsed lane shows deeper marks on its last level shown
+            bottom = max(lane.levels - 1, 0)
+            ty = (lane.depth0 + min(marks["throw_depth"][k], bottom) * ROW) * sy + dy + row_h / 2
             cd = marks["catch_depth"][k]
+            cd = min(cd, bottom) if cd >= 0 else cd
             if last_x is not None and abs(tx - last_x) < 2:
                 continue  # one marker per pixel column
             last_x = tx

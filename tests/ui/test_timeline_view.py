@@ -257,3 +257,19 @@ def test_shift_drag_selects_a_range_and_its_statistics_show(qtbot, window, excep
     qtbot.keyClick(view.plot, Qt.Key.Key_Escape)
     assert view.selected_range is None
     settle(qtbot)
+
+
+def test_exception_markers_name_their_exception(qtbot, window, exceptions_trace):
+    loaded = open_trace(qtbot, window, exceptions_trace)
+    a = loaded.analysis
+    view = window.timeline
+    main = a.thread("main")
+    exc = main.exceptions
+    k = int(np.flatnonzero((exc["exc_class"] > 0) & (exc["throw_row"] >= 0))[0])
+    row = int(exc["throw_row"][k])
+    view.reveal(CallRef(main.index, row), zoom=True)
+    view.go_to_lane(main.index)
+    view.reveal(CallRef(main.index, row), zoom=True)
+    repaint(view)
+    expected = a.statics.class_name_of_id(int(exc["exc_class"][k])).rsplit(".", 1)[-1]
+    assert expected in view.item.last_exception_labels
