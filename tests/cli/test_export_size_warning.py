@@ -10,8 +10,8 @@ from jbgui.model import export_estimate as EE
 
 
 @pytest.fixture(scope="module")
-def trace(record, default_jdk):
-    run = record("exception_paths", default_jdk)
+def trace(program_runs, default_jdk):
+    _untraced, run = program_runs("exception_paths", default_jdk)   # recorded once per session
     assert run.exit_code == 0, run.describe()
     return run.trace_dir
 

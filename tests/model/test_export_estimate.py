@@ -12,8 +12,8 @@ from jbgui.model.analysis import Analysis
 
 
 @pytest.fixture(scope="module")
-def analysis(record, default_jdk) -> Analysis:
-    run = record("exception_paths", default_jdk)
+def analysis(program_runs, default_jdk) -> Analysis:
+    _untraced, run = program_runs("exception_paths", default_jdk)   # recorded once per session
     assert run.exit_code == 0, run.describe()
     return Analysis.open(run.trace_dir)
 

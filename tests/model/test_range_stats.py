@@ -15,15 +15,15 @@ from jbgui.model.analysis import Analysis
 
 
 @pytest.fixture(scope="module")
-def sleeps(record, default_jdk) -> Analysis:
-    run = record("sleeps", default_jdk)
+def sleeps(program_runs, default_jdk) -> Analysis:
+    _untraced, run = program_runs("sleeps", default_jdk)   # recorded once per session
     assert run.exit_code == 0, run.describe()
     return Analysis.open(run.trace_dir)
 
 
 @pytest.fixture(scope="module")
-def exceptions(record, default_jdk) -> Analysis:
-    run = record("exception_paths", default_jdk)
+def exceptions(program_runs, default_jdk) -> Analysis:
+    _untraced, run = program_runs("exception_paths", default_jdk)   # recorded once per session
     assert run.exit_code == 0, run.describe()
     return Analysis.open(run.trace_dir)
 

@@ -16,15 +16,15 @@ from jbgui.ui.selection import CallRef
 
 
 @pytest.fixture(scope="module")
-def exceptions_trace(record, default_jdk) -> Path:
-    run = record("exception_paths", default_jdk)
+def exceptions_trace(program_runs, default_jdk) -> Path:
+    _untraced, run = program_runs("exception_paths", default_jdk)   # recorded once per session
     assert run.exit_code == 0, run.describe()
     return run.trace_dir
 
 
 @pytest.fixture(scope="module")
-def sleeps_trace(record, default_jdk) -> Path:
-    run = record("sleeps", default_jdk)
+def sleeps_trace(program_runs, default_jdk) -> Path:
+    _untraced, run = program_runs("sleeps", default_jdk)   # recorded once per session
     assert run.exit_code == 0, run.describe()
     return run.trace_dir
 
