@@ -139,35 +139,44 @@ def test_every_lane_fits_on_one_screen_and_a_header_click_expands_it(qtbot, wind
     settle(qtbot)
 
 
-def test_bars_with_room_carry_their_name(qtbot, window, exceptions_trace):
-    loaded = open_trace(qtbot, window, exceptions_trace)
+@pytest.fixture(scope="module")
+def grid_trace(program_runs, default_jdk) -> Path:
+    _untraced, run = program_runs("call_grid", default_jdk)   # recorded once per session
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
+def test_every_bar_with_room_carries_its_name(qtbot, window, grid_trace):
+    loaded = open_trace(qtbot, window, grid_trace)
+    a = loaded.analysis
+    window.tree_dock.hide()
+    window.method_dock.hide()
     view = window.timeline
-    main = loaded.analysis.thread("main")
+    view.axis_choice.setCurrentIndex(1)          # events: exact widths
+    main = a.thread("main")
+    chains = [r for r in range(len(main.calls)) if a.call_name(main, r).startswith("Main.chain(")
+              and a.call_name(main, int(main.calls.parent[r])).startswith("Main.main(")]
+    assert len(chains) == 30
     view.go_to_lane(main.index)
     lane = view.item.lane_of(main.index)
     tl = lane.timeline
-    # zoom so that the first top-level-ish calls are a few dozen to a hundred pixels wide
-    found = False
-    for row in range(tl.rows):
-        start, end = tl.span(row)
-        if end - start <= 0:
-            continue
-        view.viewbox.setXRange(start - 20 * (end - start), end + 20 * (end - start), padding=0)
-        qtbot.wait(10)
-        repaint(view)
-        (x0, x1), (y0, y1) = view.viewbox.viewRange()
-        px = view.viewbox.width() / (x1 - x0)
-        rects = tl.query(x0, x1, 1 / px, 0, lane.levels - 1)
-        widths = (np.minimum(rects.end, x1) - np.maximum(rects.start, x0)) * px
-        depth_y = lane.depth0 + rects.depth
-        medium = np.flatnonzero((widths >= 50) & (widths <= 90) & ~rects.merged & (depth_y >= y0) & (depth_y + 1 <= y1))
-        if len(medium):
-            found = True
-            break
-    assert found, "no zoom shows a bar 50-90 px wide"
-    labelled = {(t, r) for t, r, _ in view.item.last_labels}
-    for i in medium.tolist():
-        assert (main.index, int(rects.row[i])) in labelled, loaded.analysis.call_name(main, int(rects.row[i]))
+    x0, x1 = float(main.calls.first[chains[0]]), float(main.calls.last[chains[-1]]) + 1
+    depth = int(main.calls.depth[chains[0]])
+    qtbot.wait(20)
+    view.viewbox.setXRange(x0, x1, padding=0)
+    view.viewbox.setYRange(lane.depth0 + depth, lane.depth0 + depth + 26, padding=0)
+    qtbot.wait(20)
+    repaint(view)
+    (vx0, vx1), (vy0, vy1) = view.viewbox.viewRange()
+    px = view.viewbox.width() / (vx1 - vx0)
+    rects = tl.query(vx0, vx1, 1 / px, depth, depth + 24)
+    widths = (np.minimum(rects.end, vx1) - np.maximum(rects.start, vx0)) * px
+    top = lane.depth0 + rects.depth
+    medium = np.flatnonzero((widths >= 40) & ~rects.merged & (top >= vy0) & (top + 1 <= vy1))
+    assert len(medium) > 600          # some 30 chains of 25 calls, a few dozen pixels each
+    labelled = {r for t, r, _ in view.item.last_labels if t == main.index}
+    missing = [int(rects.row[i]) for i in medium if int(rects.row[i]) not in labelled]
+    assert not missing, f"{len(missing)} of {len(medium)} bars unlabelled"
 
 
 def test_interpolated_times_are_hatched_and_said(qtbot, window, sleeps_trace):
