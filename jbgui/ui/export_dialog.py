@@ -35,7 +35,8 @@ class ExportDialog(QDialog):
     """The target file and the options of one export format."""
 
     def __init__(self, parent: QWidget | None, fmt: str, table: str | None, suffix: str, trace: Path,
-                 threads: list[str], selected_thread: str | None, visible_ms: tuple[float, float] | None,
+                 threads: list[str] | list[tuple[int, str]], selected_thread: str | int | None,
+                 visible_ms: tuple[float, float] | None,
                  analysis=None, range_ms: tuple[float, float] | None = None):
         super().__init__(parent)
         self.analysis = analysis
@@ -56,8 +57,13 @@ class ExportDialog(QDialog):
         form.addRow("File", row)
         self.thread = QComboBox()
         self.thread.addItem("all threads", None)
-        for name in threads:
-            self.thread.addItem(name, name)
+        for entry in threads:
+            # (index, name): two threads may share a name, the index tells them apart
+            if isinstance(entry, tuple):
+                index, name = entry
+                self.thread.addItem(f"{name} #{index}", int(index))
+            else:
+                self.thread.addItem(entry, entry)
         if selected_thread is not None and fmt == "chrome":
             self.thread.setCurrentIndex(max(0, self.thread.findData(selected_thread)))
         form.addRow("Threads", self.thread)

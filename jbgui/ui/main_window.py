@@ -316,13 +316,13 @@ class MainWindow(QMainWindow):
         if self.loaded.timeline.has_clock and self.timeline.item is not None:
             (x0, x1), _ = self.timeline.viewbox.viewRange()
             visible = (max(x0, 0.0) / 1e6, x1 / 1e6)
-        selected = a.thread(self.selection.call.thread).name if self.selection.call is not None else None
+        selected = self.selection.call.thread if self.selection.call is not None else None
         chosen = None
         if self.timeline.selected_range is not None and self.timeline.model is not None and \
                 self.timeline.model.has_clock:
             chosen = (max(self.timeline.selected_range[0], 0.0) / 1e6, self.timeline.selected_range[1] / 1e6)
-        dialog = ExportDialog(self, fmt, table, suffix, self.loaded.path, [t.name for t in a.threads], selected,
-                              visible, analysis=a, range_ms=chosen)
+        dialog = ExportDialog(self, fmt, table, suffix, self.loaded.path, [(t.index, t.name) for t in a.threads],
+                              selected, visible, analysis=a, range_ms=chosen)
         if dialog.exec() != ExportDialog.DialogCode.Accepted:
             return
         path = dialog.path.text().strip()

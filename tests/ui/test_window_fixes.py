@@ -205,3 +205,29 @@ def test_the_export_dialog_estimates_the_size_offers_the_cap_and_exports_the_sel
     names = {e["name"] for e in events}
     assert any("dive" in n for n in names)
     settle(qtbot)
+
+
+def test_twin_threads_are_exported_one_at_a_time(qtbot, window, sleeps_trace, tmp_path, monkeypatch):
+    import csv
+
+    from jbgui.ui.export_dialog import ExportDialog
+
+    loaded = open_trace(qtbot, window, sleeps_trace)
+    twins = [t for t in loaded.analysis.threads if t.name == "twin"]
+    second = twins[1]
+    out = tmp_path / "twin.csv"
+
+    def accept(d):
+        labels = [d.thread.itemText(i) for i in range(d.thread.count())]
+        assert f"twin #{twins[0].index}" in labels and f"twin #{second.index}" in labels
+        d.thread.setCurrentIndex(labels.index(f"twin #{second.index}"))
+        d.path.setText(str(out))
+        return ExportDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ExportDialog, "exec", accept)
+    window.export("csv", "calls", ".csv")
+    qtbot.waitUntil(lambda: out.exists() and "Exported" in window.statusBar().currentMessage(), timeout=60_000)
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(second.calls) != len(twins[0].calls)
+    settle(qtbot)
