@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         raise TraceInputError(str(error)) from error
 
     analysis = open_analysis(args.trace, progress=True)
+    _warn_if_large(analysis, fmt, options)
     progress = _Progress(fmt) if sys.stderr.isatty() else None
     if progress is not None:
         options["progress"] = progress
@@ -107,6 +108,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"jbtrace: warning: {warning}", file=sys.stderr)
     print(f"jbtrace: {_summary(result, args.output)}", file=sys.stderr)
     return 0
+
+
+def _warn_if_large(analysis, fmt: str, options: dict) -> None:
+    """Say before writing when the export will be large (jbgui.model.export_estimate)."""
+    from jbgui.model import export_estimate as EE
+
+    call_filter = options.get("filter")
+    estimate = EE.estimate(analysis, fmt, threads=options.get("threads") or (call_filter.threads if call_filter else ()),
+                           table=options.get("table", "calls"),
+                           start_ms=call_filter.start_ms if call_filter else None,
+                           end_ms=call_filter.end_ms if call_filter else None, max_events=options.get("max_events"))
+    if estimate.large:
+        advice = "--thread, --start/--end, --max-events" if fmt == "chrome" else "--thread"
+        print(f"jbtrace: warning: the export will be {estimate.describe()}; narrow it with {advice}",
+              file=sys.stderr)
 
 
 def _format(args: argparse.Namespace) -> str:

@@ -1,6 +1,12 @@
 """Source text for the method view, where it can be found: the JDK's ``lib/src.zip`` for JDK
 classes, and the program's own tree for the others (its working directory, the folders of its
-class path and their parents, with the usual ``src/``, ``src/main/java`` layouts)."""
+class path and their parents, with the usual ``src/``, ``src/main/java`` layouts).
+
+Any other layout (the bundled example keeps its sources in ``resources/examples`` and its classes
+in ``build/examples``) is found by a bounded search below those folders for ``pkg/File.java``:
+at most :data:`SEARCH_DIRS` folders, :data:`SEARCH_DEPTH` levels down, skipping hidden folders and
+the usual build output and virtual environments. A folder that held one source is tried first for
+the next."""
 
 from __future__ import annotations
 
@@ -13,6 +19,9 @@ from pathlib import Path
 from jbgui.model.tracedir import TraceDir
 
 _SOURCE_ROOTS = ("", "src", "src/main/java", "src/test/java", "java", "source", "sources")
+SEARCH_DIRS = 5000
+SEARCH_DEPTH = 6
+_SKIP = {"node_modules", "__pycache__", "site-packages", "target", ".git", ".venv", "venv", "build", "out", "dist"}
 
 
 class SourceLocator:
@@ -24,6 +33,8 @@ class SourceLocator:
         home = meta.get("jvm", {}).get("java_home") if isinstance(meta, dict) else None
         self.java_home = Path(home) if home else None
         self.roots = self._program_roots()
+        self._found_roots: list[Path] = []
+        self._searched: set[str] = set()
         self._zip: zipfile.ZipFile | None = None
         self._zip_names: dict[str, str] | None = None
 
@@ -48,6 +59,12 @@ class SourceLocator:
                 p = Path(entry) if Path(entry).is_absolute() else cwd / entry
                 # sources beside the classes, or in the project the class folder was built in
                 candidates.extend([p, p.parent, p.parent.parent])
+        # Searched below (bounded) when no usual layout holds a source: the working directory
+        # and the folders beside the class path entries.
+        self._bases = []
+        for base in [cwd] + [c for c in candidates[1:] if c.name not in _SKIP]:
+            if base.is_dir() and base not in self._bases and base != Path(base.anchor):
+                self._bases.append(base)
         for base in candidates:
             for sub in _SOURCE_ROOTS:
                 d = base / sub if sub else base
@@ -61,7 +78,44 @@ class SourceLocator:
             return None
         package = class_name.rsplit("/", 1)[0] if "/" in class_name else ""
         rel = f"{package}/{source_file}" if package else source_file
-        return _read_lines(tuple(self.roots), rel, str(self.java_home) if self.java_home else "")
+        java_home = str(self.java_home) if self.java_home else ""
+        found = _read_lines(tuple(self._found_roots + self.roots), rel, java_home)
+        if found is None and rel not in self._searched:
+            self._searched.add(rel)
+            root = search_source(self._bases, rel)
+            if root is not None:
+                self._found_roots.insert(0, root)
+                found = _read_lines((root,), rel, "")
+        return found
+
+
+def search_source(bases: list[Path], rel: str, max_dirs: int = SEARCH_DIRS,
+                  max_depth: int = SEARCH_DEPTH) -> Path | None:
+    """A folder below one of ``bases`` that holds ``rel`` (``pkg/File.java``), breadth first,
+    looking at no more than ``max_dirs`` folders; None when none does."""
+    seen = 0
+    queue = [(base, 0) for base in bases]
+    visited: set[Path] = set()
+    while queue and seen < max_dirs:
+        folder, depth = queue.pop(0)
+        try:
+            key = folder.resolve()
+        except OSError:
+            continue
+        if key in visited:
+            continue
+        visited.add(key)
+        seen += 1
+        if (folder / rel).is_file():
+            return folder
+        if depth >= max_depth:
+            continue
+        try:
+            children = sorted(e for e in folder.iterdir() if e.is_dir() and not e.is_symlink())
+        except OSError:
+            continue
+        queue.extend((c, depth + 1) for c in children if not c.name.startswith(".") and c.name not in _SKIP)
+    return None
 
 
 @lru_cache(maxsize=64)

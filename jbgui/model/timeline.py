@@ -152,10 +152,13 @@ class ThreadTimeline:
 class TimelineModel:
     """Every thread's timeline, and the marks drawn over them (exceptions, class loads)."""
 
-    def __init__(self, analysis: Analysis):
+    def __init__(self, analysis: Analysis, use_clock: bool = True):
+        """``use_clock=False`` puts every lane on its own event index (the x-axis that is exact
+        where times are interpolated, see :mod:`jbgui.model.time_quality`)."""
         self.analysis = analysis
         with_calls = [t for t in analysis.threads if len(t.calls)]
-        self.has_clock = bool(with_calls) and all(len(t.clock) >= 2 for t in with_calls)
+        self.clock_available = bool(with_calls) and all(len(t.clock) >= 2 for t in with_calls)
+        self.has_clock = self.clock_available and use_clock
         self.threads = [ThreadTimeline(t, self.has_clock) for t in analysis.threads]
         spans = [(tl.t_min, tl.t_max) for tl in self.threads if tl.rows]
         self.t_min = min((s for s, _ in spans), default=0.0)
@@ -174,11 +177,13 @@ class TimelineModel:
         raise KeyError(index)
 
     def exception_marks(self, tl: ThreadTimeline) -> dict[str, np.ndarray]:
-        """Where exceptions were thrown and caught: times and depths (for the markers)."""
+        """Where exceptions were thrown and caught: times and depths (for the markers), and the
+        class of each exception (``exc_class``, a class id)."""
         exc = tl.thread.exceptions
         if not len(exc):
             z = np.zeros(0)
-            return {"throw_t": z, "throw_depth": z, "catch_t": z, "catch_depth": z, "index": np.zeros(0, np.int64)}
+            return {"throw_t": z, "throw_depth": z, "catch_t": z, "catch_depth": z, "index": np.zeros(0, np.int64),
+                    "exc_class": np.zeros(0, np.int64)}
         throw_row = exc["throw_row"]
         catch_row = exc["catch_row"]
         throw_depth = np.where(throw_row >= 0, tl.depth[np.maximum(throw_row, 0)], 0)
@@ -186,7 +191,7 @@ class TimelineModel:
         catch_depth = np.where(caught, tl.depth[np.maximum(catch_row, 0)], -1)
         return {"throw_t": self._event_time(tl, exc["throw_event"]), "throw_depth": throw_depth,
                 "catch_t": self._event_time(tl, exc["catch_event"]), "catch_depth": catch_depth,
-                "index": np.arange(len(exc))}
+                "index": np.arange(len(exc)), "exc_class": np.asarray(exc["exc_class"], np.int64)}
 
     def class_load_times(self, tl: ThreadTimeline) -> np.ndarray:
         loads = tl.thread.class_loads

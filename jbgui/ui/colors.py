@@ -1,8 +1,15 @@
-"""Colours shared by the views: one hue per package (so a class keeps its colour everywhere),
-fixed colours for the call kinds, heat shading; each adapted to a light or a dark palette."""
+"""The palette: every colour the views use, in one place. One hue per package (so a class keeps
+its colour everywhere), fixed colours for the kinds of call (exception, native, untraced...), text
+colours per kind, markers, heat shading; each for a light and a dark palette.
+
+Package hues keep a minimum perceptual distance (CIE76 ΔE in Lab, :data:`MIN_DISTANCE`) from
+every reserved kind colour: a normal frame must never look exception-exited or native. The hues
+are picked once, by that rule, from a fine wheel.
+"""
 
 from __future__ import annotations
 
+import colorsys
 import zlib
 
 import numpy as np
@@ -12,11 +19,116 @@ from PySide6.QtWidgets import QApplication
 from jbgui.model.analysis import Flag
 from jbgui.model.statics import Statics
 
-# Hues for packages, spaced around the wheel; chosen so that neighbours differ.
+# Hues for packages; chosen so that neighbours differ.
 N_HUES = 24
 # Colour slots after the hues.
 NATIVE, UNTRACED, EXCEPTIONAL, UNCAUGHT, TRUNCATED = range(N_HUES, N_HUES + 5)
 N_COLORS = N_HUES + 5
+
+# The reserved fill colours of the kinds of call: (light palette, dark palette).
+KIND_FILLS = {
+    NATIVE: ("#9a9a9a", "#6e6e6e"),
+    UNTRACED: ("#d4d4d4", "#4a4a4a"),
+    EXCEPTIONAL: ("#f28b82", "#b3443c"),
+    UNCAUGHT: ("#c62828", "#e35d52"),
+    TRUNCATED: ("#b0bec5", "#546e7a"),
+}
+# Saturation and value of the package hues: (light, dark).
+_HUE_SV = ((0.45, 0.95), (0.55, 0.62))
+# A package colour is at least this far (ΔE, CIE76) from every reserved kind colour.
+MIN_DISTANCE = 25.0
+
+# Text colours of the kinds of call in the call tree: (light, dark). Their icons take the fill
+# colour of KIND_FILLS where there is one, else ICON_FILLS.
+KIND_TEXT = {
+    "uncaught": ("#b71c1c", "#ff6b6b"),
+    "exceptional": ("#c43e00", "#ff9e80"),
+    "caught": ("#2e7d32", "#81c784"),
+    "native": ("#5f6368", "#b4b8be"),
+    "untraced": ("#80868b", "#8f949a"),
+    "callback": ("#7b1fa2", "#ce93d8"),
+    "implicit": ("#1565c0", "#90caf9"),
+    "truncated": ("#546e7a", "#b0bec5"),
+}
+ICON_FILLS = {"caught": ("#43a047", "#66bb6a"), "callback": ("#8e24aa", "#ba68c8"),
+              "implicit": ("#1e88e5", "#64b5f6")}
+ICON_EDGE_WHITE = "#ffffff"
+
+# Marks over the timeline and text colours: (light, dark).
+CLASS_LOAD_TICK = ("#1e88e5", "#1e88e5")
+CAUGHT_MARK = ("#2e7d32", "#66bb6a")
+SELECTION_OUTLINE = ("#0d47a1", "#ffb300")
+LANE_TEXT = ("#202020", "#e8e8e8")
+INTERPOLATED_HATCH = ("#5f4b00", "#ffe082")      # hatching over calls whose times are interpolated
+RANGE_FILL = ("#1e88e5", "#90caf9")              # the selected time range (drawn translucent)
+ERROR_TEXT = ("#c62828", "#ff8a80")
+MUTED_TEXT = ("#555555", "#a0a0a0")
+EMPTY_BAR = ("#e0e0e0", "#3a3a3a")
+SOURCE_TEXT = ("#2e6b30", "#81c784")
+SITE_KIND_TEXT = {"native": "#757575", "untraced": "#9e9e9e", "invokedynamic": "#6a1b9a"}
+
+
+def pick(pair: tuple[str, str], dark: bool | None = None) -> str:
+    """The light or the dark member of a (light, dark) pair, as a colour name."""
+    dark = is_dark() if dark is None else dark
+    return pair[1 if dark else 0]
+
+
+def qcolor(pair: tuple[str, str], dark: bool | None = None) -> QColor:
+    """:func:`pick` as a QColor."""
+    return QColor(pick(pair, dark))
+
+
+def _lab(rgb: tuple[float, float, float]) -> tuple[float, float, float]:
+    """sRGB (0..255) to CIE Lab (D65)."""
+    def linear(c: float) -> float:
+        c /= 255.0
+        return ((c + 0.055) / 1.055) ** 2.4 if c > 0.04045 else c / 12.92
+    r, g, b = (linear(c) for c in rgb)
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+    fx, fy, fz = f(x), f(y), f(z)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def distance(a: QColor | str, b: QColor | str) -> float:
+    """Perceptual distance of two colours (CIE76 ΔE: about 2 is just noticeable, 25 is clearly
+    another colour)."""
+    ca, cb = QColor(a), QColor(b)
+    la, lb = _lab((ca.red(), ca.green(), ca.blue())), _lab((cb.red(), cb.green(), cb.blue()))
+    return sum((p - q) ** 2 for p, q in zip(la, lb)) ** 0.5
+
+
+def _hue_rgb(hue: float, dark: bool) -> tuple[int, int, int]:
+    s, v = _HUE_SV[1 if dark else 0]
+    return tuple(round(c * 255) for c in colorsys.hsv_to_rgb(hue, s, v))
+
+
+def _package_hues() -> list[float]:
+    """N_HUES hues from a fine wheel, keeping only those far enough from every reserved colour in
+    both palettes, then a stride through them so that adjacent slots differ."""
+    allowed = []
+    for i in range(96):
+        hue = i / 96
+        ok = True
+        for dark in (False, True):
+            rgb = _hue_rgb(hue, dark)
+            colour = QColor(*rgb)
+            if any(distance(colour, fills[1 if dark else 0]) < MIN_DISTANCE for fills in KIND_FILLS.values()):
+                ok = False
+                break
+        if ok:
+            allowed.append(hue)
+    step = len(allowed) / N_HUES
+    chosen = [allowed[int(k * step)] for k in range(N_HUES)]
+    return [chosen[i * 7 % N_HUES] for i in range(N_HUES)]   # 7 is prime to 24: a permutation
+
+
+PACKAGE_HUES = _package_hues()
 
 
 def is_dark() -> bool:
@@ -31,20 +143,15 @@ def is_dark() -> bool:
 def slot_colors(dark: bool | None = None) -> list[QColor]:
     """The fill colour of every slot."""
     dark = is_dark() if dark is None else dark
-    out = []
-    for i in range(N_HUES):
-        hue = (i * 7 % N_HUES) / N_HUES  # a stride through the wheel: adjacent slots differ
-        out.append(QColor.fromHsvF(hue, 0.45 if not dark else 0.55, 0.95 if not dark else 0.62))
-    specials = {
-        NATIVE: "#9a9a9a" if not dark else "#6e6e6e",
-        UNTRACED: "#d4d4d4" if not dark else "#4a4a4a",
-        EXCEPTIONAL: "#f28b82" if not dark else "#b3443c",
-        UNCAUGHT: "#c62828" if not dark else "#e35d52",
-        TRUNCATED: "#b0bec5" if not dark else "#546e7a",
-    }
+    out = [QColor(*_hue_rgb(hue, dark)) for hue in PACKAGE_HUES]
     for slot in (NATIVE, UNTRACED, EXCEPTIONAL, UNCAUGHT, TRUNCATED):
-        out.append(QColor(specials[slot]))
+        out.append(QColor(KIND_FILLS[slot][1 if dark else 0]))
     return out
+
+
+def package_slot(package: str) -> int:
+    """The hue slot of a package (a stable hash, so colours do not change between runs)."""
+    return zlib.crc32(package.encode()) % N_HUES
 
 
 def text_color_for(fill: QColor) -> QColor:
@@ -65,7 +172,7 @@ def method_hues(statics: Statics) -> np.ndarray:
         slot = cache.get(cls)
         if slot is None:
             name = statics.c_name[cls] if 0 <= cls < len(statics.c_name) else ""
-            slot = zlib.crc32(package_of(name or "").encode()) % N_HUES
+            slot = package_slot(package_of(name or ""))
             cache[cls] = slot
         hues[mid] = slot
     return hues

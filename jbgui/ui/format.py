@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
+
 from jbgui.model import call_queries as Q
+from jbgui.model import time_quality as TQ
 from jbgui.model.analysis import Analysis, Flag
 from jbgui.model.timeline import TimelineModel
 from jbgui.ui.selection import CallRef
@@ -72,7 +75,11 @@ def describe_call(analysis: Analysis, ref: CallRef, timeline: TimelineModel | No
              f"events {int(calls.first[row]):,} … {int(calls.last[row]):,}"]
     if timeline is not None and timeline.has_clock:
         start, end = timeline.thread_timeline(ref.thread).span(row)
-        lines.append(f"duration {format_duration(end - start)}")
+        if TQ.interpolated(thread, np.array([row]))[0]:
+            lines.append(f"duration ≈ {format_duration(end - start)} <i>(interpolated: the thread paused near this "
+                         "call between two clock samples; events are exact)</i>")
+        else:
+            lines.append(f"duration {format_duration(end - start)}")
     below = int(calls.end[row]) - row - 1
     if below:
         lines.append(f"{format_count(below)} calls below")

@@ -25,6 +25,7 @@ from jbgui.ui.run_dialog import RunDialog
 from jbgui.ui.export_dialog import ENTRIES, ExportDialog, run_export
 from jbgui.ui.loading import LoadedTrace, load_trace
 from jbgui.ui.method_view import MethodView
+from jbgui.ui.range_view import RangeView
 from jbgui.ui.selection import Selection
 from jbgui.ui.summary_view import SummaryView
 from jbgui.ui.tasks import Task
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.timeline = TimelineView(self.selection)
         self.calltree = CallTreeView(self.selection)
         self.method_view = MethodView(self.selection)
+        self.range_view = RangeView(self.selection)
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -100,6 +102,9 @@ class MainWindow(QMainWindow):
         self.console = ConsolePane(self.runner)
         self.console_dock = self._dock("Console", "console", self.console, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.console_dock.hide()
+        self.range_dock = self._dock("Range", "range", self.range_view, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.range_dock.hide()
+        self.timeline.rangeSelected.connect(self._range_selected)
         self.runner.started.connect(self._run_started)
         self.runner.finished.connect(self._run_finished)
         self.runner.failed.connect(lambda message: self.banner.show_message(f"<b>The program could not start</b>"
@@ -115,6 +120,11 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.cancel_button)
         self.progress.hide()
         self.cancel_button.hide()
+        self.run_trace_offered: Path | None = None
+        self.open_run_button = QPushButton()
+        self.open_run_button.clicked.connect(self._open_offered_run_trace)
+        self.statusBar().addPermanentWidget(self.open_run_button)
+        self.open_run_button.hide()
 
         # --- block views (issue 15): CFG, path, variants, loops, exceptions, discovery -------------
         from jbgui.ui.blockviews_panel import install as install_block_views
@@ -122,6 +132,7 @@ class MainWindow(QMainWindow):
         # --- end of block views ------------------------------------------------------------------
 
         self._make_menus()
+        self._make_navigation()
         self.selection.callSelected.connect(self._call_selected)
         self.selection.methodSelected.connect(self._method_selected)
         self.resize(1500, 950)
@@ -182,6 +193,30 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "&Keyboard shortcuts", self.show_shortcuts, "F1")
         self._action(help_menu, "&About jbgui", self.show_about)
+
+    def _make_navigation(self) -> None:
+        """Back and Forward over the selection's history (Alt+Left, Alt+Right), in a toolbar and
+        the View menu."""
+        bar = self.addToolBar("Navigation")
+        bar.setObjectName("toolbar-navigation")
+        self.back_action = QAction("◀ Back", self)
+        self.back_action.setShortcut(QKeySequence("Alt+Left"))
+        self.back_action.setToolTip("Back to the previous call or method (Alt+Left)")
+        self.back_action.triggered.connect(self.selection.back)
+        self.forward_action = QAction("Forward ▶", self)
+        self.forward_action.setShortcut(QKeySequence("Alt+Right"))
+        self.forward_action.setToolTip("Forward again (Alt+Right)")
+        self.forward_action.triggered.connect(self.selection.forward)
+        for action in (self.back_action, self.forward_action):
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            bar.addAction(action)
+            self.view_menu.addAction(action)
+
+        def update() -> None:
+            self.back_action.setEnabled(self.selection.can_go_back())
+            self.forward_action.setEnabled(self.selection.can_go_forward())
+        self.selection.historyChanged.connect(update)
+        update()
 
     def _show_dock(self, dock: QDockWidget) -> None:
         dock.show()
@@ -268,6 +303,7 @@ class MainWindow(QMainWindow):
         self.timeline.set_model(loaded.timeline if loaded else None, loaded.analysis if loaded else None)
         self.calltree.set_analysis(loaded.analysis if loaded else None)
         self.method_view.set_trace(loaded)
+        self.range_view.set_trace(loaded.analysis if loaded else None)
         self.setWindowTitle(f"{loaded.path.name} — jbgui" if loaded else "jbgui")
         if loaded is not None:
             self.tabs.setCurrentWidget(self.summary)
@@ -285,9 +321,13 @@ class MainWindow(QMainWindow):
         if self.loaded.timeline.has_clock and self.timeline.item is not None:
             (x0, x1), _ = self.timeline.viewbox.viewRange()
             visible = (max(x0, 0.0) / 1e6, x1 / 1e6)
-        selected = a.thread(self.selection.call.thread).name if self.selection.call is not None else None
-        dialog = ExportDialog(self, fmt, table, suffix, self.loaded.path, [t.name for t in a.threads], selected,
-                              visible)
+        selected = self.selection.call.thread if self.selection.call is not None else None
+        chosen = None
+        if self.timeline.selected_range is not None and self.timeline.model is not None and \
+                self.timeline.model.has_clock:
+            chosen = (max(self.timeline.selected_range[0], 0.0) / 1e6, self.timeline.selected_range[1] / 1e6)
+        dialog = ExportDialog(self, fmt, table, suffix, self.loaded.path, [(t.index, t.name) for t in a.threads],
+                              selected, visible, analysis=a, range_ms=chosen)
         if dialog.exec() != ExportDialog.DialogCode.Accepted:
             return
         path = dialog.path.text().strip()
@@ -369,6 +409,10 @@ class MainWindow(QMainWindow):
             self.banner.show_message(f"<b>No trace was recorded</b> (exit status {recording.exit_status}): "
                                      f"{summary.problem or 'see the console'}")
             return
+        if self.loaded is not None or self.task is not None:
+            # A trace is open (or opening): the user may be reading it; ask before replacing it.
+            self.offer_run_trace(recording.trace_dir)
+            return
         self.open_trace(recording.trace_dir)
         if recording.exit_status != 0:
             # Shown after open_trace, which clears the banner: the program failed, and its trace
@@ -376,11 +420,31 @@ class MainWindow(QMainWindow):
             self.banner.show_message(f"<b>The program exited with status {recording.exit_status}</b>; its output is "
                                      "in the console, its trace opens.", error=False)
 
+    def offer_run_trace(self, trace_dir) -> None:
+        """A run ended while a trace is open: offer its trace in the status bar instead of opening it."""
+        self.run_trace_offered = Path(trace_dir)
+        self.open_run_button.setText(f"Open the run's trace ({self.run_trace_offered.name})")
+        self.open_run_button.show()
+        self.statusBar().showMessage(f"The run ended; its trace is {self.run_trace_offered}", 30000)
+
+    def _open_offered_run_trace(self) -> None:
+        self.open_run_button.hide()
+        if self.run_trace_offered is not None:
+            self.open_trace(self.run_trace_offered)
+            self.run_trace_offered = None
+
     # ------------------------------------------------------------------ selection
 
     def _call_selected(self, ref, source) -> None:
         if ref is not None and source is not self.timeline and self.tabs.currentWidget() is self.summary:
             self.tabs.setCurrentWidget(self.timeline)
+
+    def _range_selected(self, start: float, stop: float) -> None:
+        self.range_view.show_range(start, stop, use_clock=self.timeline.model is not None and
+                                   self.timeline.model.has_clock)
+        if stop > start:      # nan when cleared
+            self.range_dock.show()
+            self.range_dock.raise_()
 
     def _method_selected(self, method_id: int, source) -> None:
         self.method_dock.show()
@@ -410,6 +474,31 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state, STATE_VERSION)
         self._default_state = None
+        # Only a geometry restored from the settings is fitted (not one a caller set, such as
+        # --screenshot --size, which may be larger than the screen on purpose).
+        self._restored_size = None
+        if isinstance(geometry, QByteArray):
+            self.fit_screen()
+            self._restored_size = self.size()
+
+    def fit_screen(self) -> None:
+        """Keep the window on its screen: a geometry saved on a taller screen would put the
+        status bar (and the window's lower edge) out of reach."""
+        screen = self.screen()
+        if screen is None:
+            return
+        room = screen.availableGeometry()
+        extra_w = max(self.frameGeometry().width() - self.width(), 0)
+        extra_h = max(self.frameGeometry().height() - self.height(), 0)
+        width = min(self.width(), room.width() - extra_w)
+        height = min(self.height(), room.height() - extra_h)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        frame = self.frameGeometry()
+        x = min(max(frame.left(), room.left()), room.right() - frame.width() + 1)
+        y = min(max(frame.top(), room.top()), room.bottom() - frame.height() + 1)
+        if (x, y) != (frame.left(), frame.top()):
+            self.move(x, y)
 
     def save_layout(self) -> None:
         s = S.settings()
@@ -423,7 +512,8 @@ class MainWindow(QMainWindow):
             dock.setFloating(False)
             self.addDockWidget(area, dock)
             dock.show()
-        self.resizeDocks([self.tree_dock, self.method_dock], [self.width() // 4, self.width() // 3],
+        # the call tree's number columns need some 520 px to stay in view
+        self.resizeDocks([self.tree_dock, self.method_dock], [max(self.width() * 36 // 100, 520), self.width() * 28 // 100],
                          Qt.Orientation.Horizontal)
 
     def closeEvent(self, event) -> None:
@@ -449,6 +539,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self._first_show)
 
     def _first_show(self) -> None:
+        if self._restored_size is not None and self.size() == self._restored_size:
+            self.fit_screen()       # again: the frame's size is known now
         if S.settings().value("window/state") is None:
             self.reset_layout()
 
@@ -457,12 +549,14 @@ SHORTCUTS_HTML = """<table cellpadding='3'>
 <tr><td><b>Ctrl+O</b></td><td>open a trace</td></tr>
 <tr><td><b>Ctrl+R</b> / <b>Ctrl+Shift+R</b></td><td>run a program traced / run it again</td></tr>
 <tr><td><b>Ctrl+.</b></td><td>stop the running program (its trace is kept)</td></tr>
+<tr><td><b>Alt+← / Alt+→</b></td><td>back / forward through the calls and methods chosen</td></tr>
 <tr><td><b>Ctrl+1 … 5</b></td><td>summary, timeline, call tree, method view, console</td></tr>
 <tr><td><b>Ctrl+0</b> / <b>Home</b></td><td>timeline: the whole run</td></tr>
 <tr><td><b>wheel</b>, <b>+</b> / <b>-</b></td><td>timeline: zoom in time</td></tr>
 <tr><td><b>Shift+wheel</b>, drag</td><td>timeline: scroll lanes, pan</td></tr>
 <tr><td><b>← →</b></td><td>timeline: pan</td></tr>
 <tr><td><b>F</b></td><td>timeline: zoom to the selected call</td></tr>
+<tr><td><b>Shift+drag</b>, <b>R</b> / <b>Esc</b></td><td>timeline: select a range (of the selected call) / clear it</td></tr>
 <tr><td><b>↑</b></td><td>timeline: select the caller</td></tr>
 <tr><td><b>Ctrl+F</b></td><td>call tree: find a method</td></tr>
 <tr><td><b>Ctrl+E</b> / <b>Ctrl+N</b></td><td>call tree: next exception / native call</td></tr>

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget,
 )
 
+from jbgui.model.analysis import Flag
 from jbgui.model.call_blocks import call_block_counts
 from jbgui.model.method_info import MethodInfo, method_info
 from jbgui.model.sources import SourceLocator
@@ -86,6 +87,7 @@ class MethodView(QWidget):
         self.loaded = loaded
         self.info = None
         self.call = None
+        self._set_call_mode_enabled(False)
         self.sources = SourceLocator(loaded.analysis.trace) if loaded is not None else None
         self.header.setText("Select a call or a method" if loaded else "No trace open")
         self.browser.clear()
@@ -191,6 +193,12 @@ class MethodView(QWidget):
             if self.loaded.timeline.has_clock:
                 start, end = self.loaded.timeline.thread_timeline(thread.index).span(row)
                 text += f", {format_duration(end - start)}"
+            flags = int(calls.flags[row])
+            exc = int(calls.exc_class[row])
+            if exc and flags & (Flag.EXCEPTIONAL | Flag.UNCAUGHT):
+                word = "uncaught" if flags & Flag.UNCAUGHT else "left by"
+                text += f", <b style='color:{colors.pick(colors.ERROR_TEXT)}'>{word} " \
+                        f"{e(analysis.statics.class_name_of_id(exc))}</b>"
             details.append(text)
         self.header.setText(" ".join(head) + "<br>" + " · ".join(details))
         if not info.blocks:
@@ -200,7 +208,7 @@ class MethodView(QWidget):
             return
         source = self.sources.lines(info.class_name.replace(".", "/"), info.source_file) if self.sources else None
         dark = colors.is_dark()
-        muted = "#a0a0a0" if dark else "#555555"
+        muted = colors.pick(colors.MUTED_TEXT, dark)
         self._muted = muted
         parts = []
         if self.listing_note:
@@ -212,7 +220,7 @@ class MethodView(QWidget):
         for b in info.blocks:
             n = counts.get(b.gb, 0)
             heat = math.log1p(n) / math.log1p(hottest) if hottest and n else 0.0
-            bar = colors.heat_color(heat, dark).name() if n else ("#3a3a3a" if dark else "#e0e0e0")
+            bar = colors.heat_color(heat, dark).name() if n else colors.pick(colors.EMPTY_BAR, dark)
             tint = colors.heat_tint(heat, dark).name() if n else ""
             title = f"<a name='b{b.index}'></a><b>#{b.index}</b> &nbsp;<code>[{b.start}, {b.end})</code>"
             if b.lines:
@@ -235,7 +243,7 @@ class MethodView(QWidget):
                     if 0 < line <= len(source):
                         shown.append(f"{line:>5}  {source[line - 1].rstrip()}")
                 if shown:
-                    body.append(f"<pre style='margin:2px 0 2px 12px;color:#2e6b30'>{e(chr(10).join(shown))}</pre>")
+                    body.append(f"<pre style='margin:2px 0 2px 12px;color:{colors.pick(colors.SOURCE_TEXT, dark)}'>{e(chr(10).join(shown))}</pre>")
             for s in b.sites:
                 body.append(self._site_html(s))
             for h in b.handlers:
@@ -255,9 +263,9 @@ class MethodView(QWidget):
         target = e(s.target)
         if s.target_method:
             target = f"<a href='site:{s.site}'>{target}</a>"
-        kind_color = {"native": "#757575", "untraced": "#9e9e9e", "invokedynamic": "#6a1b9a"}.get(s.kind, "")
+        kind_color = colors.SITE_KIND_TEXT.get(s.kind, "")
         kind = f"<span style='color:{kind_color}'>{e(s.kind)}</span>" if kind_color else e(s.kind)
-        muted = getattr(self, "_muted", "#555555")
+        muted = getattr(self, "_muted", colors.MUTED_TEXT[0])
         calls = "1 call" if s.calls == 1 else f"{format_count(s.calls)} calls"
         text = f"&nbsp;&nbsp;→ {target} <span style='color:{muted}'>{s.opcode} @{s.offset}</span> {kind}, {calls}"
         if s.receivers:
@@ -269,7 +277,13 @@ class MethodView(QWidget):
     # ------------------------------------------------------------------ navigation
 
     def _on_call(self, ref, source) -> None:
-        if self.loaded is None or ref is None:
+        if self.loaded is None:
+            return
+        if ref is None:
+            # Nothing selected: the method stays, counted over the whole run.
+            self.call = None
+            self._set_call_mode_enabled(False)
+            self.render()
             return
         thread = self.loaded.analysis.thread(ref.thread)
         method = int(thread.calls.method[ref.row])

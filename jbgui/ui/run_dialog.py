@@ -149,11 +149,12 @@ class RunDialog(QDialog):
         self.notes = QLabel()
         self.notes.setWordWrap(True)
         self.notes.setTextFormat(Qt.TextFormat.PlainText)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Save
-                                        | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.ok_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         self.ok_button.setText("Run")
-        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        # Not the standard Save button: its role is AcceptRole, which closes the dialog and runs.
+        self.save_button = QPushButton("Save")
+        self.buttons.addButton(self.save_button, QDialogButtonBox.ButtonRole.ActionRole)
         self.save_button.setToolTip("Keep this configuration without running it")
         self.save_button.clicked.connect(self.save_current)
         self.buttons.accepted.connect(self.accept)

@@ -12,6 +12,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from jbgui.model import layout
+from jbgui.ui import colors
 from jbgui.ui.format import format_count, format_duration
 from jbgui.ui.loading import LoadedTrace
 from jbgui.ui.selection import CallRef, Selection
@@ -62,7 +63,7 @@ class SummaryView(QWidget):
             command = command[:400] + f" … ({len(command) - 400:,} more characters)"
         status = meta.get("status", "?")
         status_text = "complete" if status == "complete" else \
-            "<span style='color:#c62828'><b>cut off</b> (the JVM was killed or crashed; the trace ends where it stopped)</span>"
+            f"<span style='color:{colors.pick(colors.ERROR_TEXT)}'><b>cut off</b> (the JVM was killed or crashed; the trace ends where it stopped)</span>"
         wall = launch.get("wall_seconds")
         exit_code = launch.get("exit_code")
         total_calls = sum(t["calls"] for t in d["threads"])
@@ -98,41 +99,45 @@ class SummaryView(QWidget):
             span = ""
             if len(thread.clock) >= 2:
                 span = format_duration(float(thread.clock[-1, 1] - thread.clock[0, 1]))
-            name = f"<a href='thread:{t['index']}'>{e(t['name'])}</a>" if t["calls"] else e(t["name"])
-            uncaught = f"<b style='color:#c62828'>{t['uncaught']}</b>" if t["uncaught"] else "0"
+            # Two threads may share a name: the index tells them apart.
+            label = f"{e(t['name'])} <small>#{t['index']}</small>"
+            name = f"<a href='thread:{t['index']}'>{label}</a>" if t["calls"] else label
+            uncaught = f"<b style='color:{colors.pick(colors.ERROR_TEXT)}'>{t['uncaught']}</b>" if t["uncaught"] else "0"
+            # nowrap: a narrow pane must not break a number in two
+            num = f"<td align='right' {NOWRAP}>"
             parts.append(
-                f"<tr><td>{name}</td><td align='right'>{format_count(t['events'])}</td>"
-                f"<td align='right'>{format_count(t['calls'])}</td>"
-                f"<td align='right'>{format_count(t['metrics']['bytecodes'])}</td>"
-                f"<td align='right'>{t['max_depth']}</td><td align='right'>{t['exceptions']}</td>"
-                f"<td align='right'>{uncaught}</td>"
-                f"<td align='right'>{format_count(t['native_calls'])}</td><td align='right'>{span}</td></tr>")
+                f"<tr><td>{name}</td>{num}{format_count(t['events'])}</td>"
+                f"{num}{format_count(t['calls'])}</td>"
+                f"{num}{format_count(t['metrics']['bytecodes'])}</td>"
+                f"{num}{t['max_depth']}</td>{num}{t['exceptions']}</td>"
+                f"{num}{uncaught}</td>"
+                f"{num}{format_count(t['native_calls'])}</td>{num}{span}</td></tr>")
         parts.append("</table>")
         parts.append("<h3>Hottest methods (bytecodes executed in the method itself)</h3>"
                      "<table cellspacing='0' cellpadding='3'><tr><th align='right'>bytecodes</th>"
                      "<th align='right'>share</th><th align='right'>calls</th><th align='left'>method</th></tr>")
         total_bc = max(d["run_metrics"]["bytecodes"], 1)
         for h in d["hottest"]:
-            parts.append(f"<tr><td align='right'>{format_count(h['bytecodes'])}</td>"
-                         f"<td align='right'>{100 * h['bytecodes'] / total_bc:.1f}%</td>"
-                         f"<td align='right'>{format_count(h['calls'])}</td>"
+            parts.append(f"<tr><td align='right' {NOWRAP}>{format_count(h['bytecodes'])}</td>"
+                         f"<td align='right' {NOWRAP}>{100 * h['bytecodes'] / total_bc:.1f}%</td>"
+                         f"<td align='right' {NOWRAP}>{format_count(h['calls'])}</td>"
                          f"<td><a href='method:{h['method']}'>{e(h['name'])}</a></td></tr>")
         parts.append("</table>")
         parts.append("<h3>Dynamic metrics (whole run)</h3><table cellspacing='0' cellpadding='2'>")
         names = list(layout.METRIC_NAMES)
         half = (len(names) + 1) // 2
         for left, right in zip(names[:half], names[half:] + [""]):
-            cells = f"<td>{left.replace('_', ' ')}</td><td align='right'>{format_count(d['run_metrics'][left])}</td>"
+            cells = f"<td>{left.replace('_', ' ')}</td><td align='right' {NOWRAP}>{format_count(d['run_metrics'][left])}</td>"
             if right:
                 cells += f"<td width='30'></td><td>{right.replace('_', ' ')}</td>" \
-                         f"<td align='right'>{format_count(d['run_metrics'][right])}</td>"
+                         f"<td align='right' {NOWRAP}>{format_count(d['run_metrics'][right])}</td>"
             parts.append(f"<tr>{cells}</tr>")
         parts.append("</table>")
         if d["polymorphic"]:
             parts.append("<h3>Polymorphic call sites</h3><table cellspacing='0' cellpadding='2'>")
             for s in d["polymorphic"]:
                 kinds = ", ".join(f"{e(r['class'])} ({format_count(r['calls'])})" for r in s["receivers"][:4])
-                parts.append(f"<tr><td align='right'>{format_count(s['calls'])} calls</td><td>"
+                parts.append(f"<tr><td align='right' {NOWRAP}>{format_count(s['calls'])} calls</td><td>"
                              f"{e(s['target'])} in {e(s['caller'].split('(')[0])}: {s['receiver_types']} types: "
                              f"{kinds}</td></tr>")
             parts.append("</table>")
@@ -149,8 +154,13 @@ class SummaryView(QWidget):
             self.selection.select_call(CallRef(int(value), 0), self)
 
 
+# Qt's rich text knows CSS white-space (not the nowrap attribute): a narrow pane must not break a
+# number in two.
+NOWRAP = "style='white-space:nowrap'"
+
+
 def _kv(key: str, value: str) -> str:
-    return f"<tr><td style='padding-right:12px'><b>{key}</b></td><td>{value}</td></tr>"
+    return f"<tr><td style='padding-right:12px'><b>{key}</b></td><td {NOWRAP}>{value}</td></tr>"
 
 
 def _options_text(meta: dict) -> str:

@@ -6,9 +6,19 @@ Drawing follows pyqtgraph's fast items: one :class:`FlameItem` paints every lane
 model merges what is narrower than a pixel), and draws them with one ``drawRects`` call per colour
 from a numpy-backed array. Nothing is kept per call on the Qt side.
 
+Lanes: a lane shows its thread's name and index (two threads may share a name); clicking the
+header collapses or expands it (a collapsed lane shows its top :data:`COLLAPSED_LEVELS` levels).
+When several threads ran, lanes start collapsed so that all of them fit on one screen; the
+"Lanes" button lists every thread (the overview) to jump to one, or collapses/expands them all.
+
+Times between two clock samples are interpolated (:mod:`jbgui.model.time_quality`): calls whose
+duration is interpolated across a pause are hatched, and the x-axis can be events instead.
+
 Mouse: wheel zooms the time axis around the pointer, Shift+wheel scrolls the lanes, drag pans,
-hover shows the call, click selects it, double-click zooms to it. Keys: ``+``/``-`` zoom,
-arrows pan, Home shows the whole run, ``F`` zooms to the selected call, Up selects its caller.
+Shift+drag selects a range (its statistics: :mod:`jbgui.ui.range_view`), hover shows the call,
+click selects it, double-click zooms to it. Keys: ``+``/``-`` zoom, arrows pan, Home shows the
+whole run, ``F`` zooms to the selected call, ``R`` makes its span the range, Esc clears the
+range, Up selects its caller.
 """
 
 from __future__ import annotations
@@ -16,10 +26,14 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.Qt import internals as pg_internals
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox, QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QToolTip, QVBoxLayout, QWidget,
+)
 
+from jbgui.model import range_stats as RS
+from jbgui.model import time_quality as TQ
 from jbgui.model.analysis import Analysis, Flag
 from jbgui.model.timeline import ThreadTimeline, TimelineModel
 from jbgui.ui import colors
@@ -29,20 +43,43 @@ from jbgui.ui.selection import CallRef, Selection
 ROW = 1.0            # one depth per unit of y
 LANE_HEADER = 1.2    # rows above a lane's depth 0: the thread's name and its class loads
 LANE_GAP = 0.6
-MIN_LABEL_PX = 36    # a call gets its name written inside once this wide
+MIN_LABEL_PX = 16    # a call gets its name (or the start of it) written inside once this wide
+MAX_LABELS = 5000    # labels per paint (a safety bound; a screen holds far fewer legible ones)
+COLLAPSED_LEVELS = 3
+LANE_PIXELS = 9.0    # "Whole run" shows every lane when rows get at least this many pixels
 
 
 class Lane:
-    """Where a thread's lane lies on the y axis."""
+    """Where a thread's lane lies on the y axis; collapsed, it shows its top levels only."""
 
-    def __init__(self, timeline: ThreadTimeline, top: float):
+    def __init__(self, timeline: ThreadTimeline, top: float, collapsed: bool = False):
         self.timeline = timeline
+        self.collapsed = collapsed
+        self.place(top)
+
+    @property
+    def levels(self) -> int:
+        """Depths shown: every depth, or the top :data:`COLLAPSED_LEVELS` when collapsed."""
+        full = self.timeline.max_depth + 1
+        return min(full, COLLAPSED_LEVELS) if self.collapsed else full
+
+    def place(self, top: float) -> None:
         self.top = top
         self.depth0 = top + LANE_HEADER           # y of depth 0's top edge
-        self.bottom = self.depth0 + (timeline.max_depth + 1) * ROW
+        self.bottom = self.depth0 + max(self.levels, 0) * ROW
 
     def depth_at(self, y: float) -> int:
         return int(np.floor((y - self.depth0) / ROW))
+
+    def in_header(self, y: float) -> bool:
+        return self.top <= y < self.depth0
+
+    def title(self) -> str:
+        tl = self.timeline
+        mark = "▸" if self.collapsed else "▾"
+        hidden = f" (top {self.levels} of {tl.max_depth + 1} levels)" if self.collapsed and \
+            self.levels < tl.max_depth + 1 else ""
+        return f"{mark} {tl.thread.name} #{tl.thread.index}  ·  {tl.rows:,} calls{hidden}"
 
 
 class FlameItem(pg.GraphicsObject):
@@ -52,18 +89,20 @@ class FlameItem(pg.GraphicsObject):
         super().__init__()
         self.model = model
         self.analysis = analysis
-        self.lanes: list[Lane] = []
-        top = 0.0
-        for tl in model.threads:
-            lane = Lane(tl, top)
-            self.lanes.append(lane)
-            top = lane.bottom + LANE_GAP
-        self.height = max(top, 1.0)
+        # Several threads with calls: lanes start collapsed, so that all of them fit.
+        busy = sum(1 for tl in model.threads if tl.rows)
+        self.lanes = [Lane(tl, 0.0, collapsed=busy > 1) for tl in model.threads]
+        self.height = 1.0
+        self.relayout()
         self.hues = colors.method_hues(analysis.statics)
         self.colors = colors.slot_colors()
         self.brushes = [QBrush(c) for c in self.colors]
         self.text_pens = [QPen(colors.text_color_for(c)) for c in self.colors]
         self.selected: CallRef | None = None
+        self.range: tuple[float, float] | None = None      # the selected range, on the x axis
+        self.last_labels: list[tuple[int, int, str]] = []  # (thread, row, text) written by the last paint
+        self.last_interpolated: list[tuple[int, int]] = []  # (thread, row) hatched by the last paint
+        self.last_exception_labels: list[str] = []
         self._rects = pg_internals.PrimitiveArray(QRectF, 4)
         self._names: dict[int, str] = {}
         self._marks = [self._thread_marks(lane) for lane in self.lanes]
@@ -73,6 +112,26 @@ class FlameItem(pg.GraphicsObject):
         self.last_paint_rects = 0
 
     # ------------------------------------------------------------------ geometry
+
+    def relayout(self) -> None:
+        """Stack the lanes again (after collapsing or expanding one)."""
+        self.prepareGeometryChange()
+        top = 0.0
+        for lane in self.lanes:
+            lane.place(top)
+            top = lane.bottom + LANE_GAP
+        self.height = max(top, 1.0)
+        self.update()
+
+    def set_collapsed(self, lane: Lane, collapsed: bool) -> None:
+        if lane.collapsed != collapsed:
+            lane.collapsed = collapsed
+            self.relayout()
+
+    def set_all_collapsed(self, collapsed: bool) -> None:
+        for lane in self.lanes:
+            lane.collapsed = collapsed
+        self.relayout()
 
     def boundingRect(self) -> QRectF:
         return QRectF(self.model.t_min, 0.0, self.model.t_max - self.model.t_min, self.height)
@@ -96,7 +155,10 @@ class FlameItem(pg.GraphicsObject):
         lane = self.lane_at(y)
         if lane is None:
             return None
-        row = lane.timeline.call_near(x, lane.depth_at(y), tolerance)
+        depth = lane.depth_at(y)
+        if depth < 0 or depth >= lane.levels:
+            return None
+        row = lane.timeline.call_near(x, depth, tolerance)
         return CallRef(lane.timeline.thread.index, row) if row >= 0 else None
 
     def call_rect(self, ref: CallRef) -> QRectF | None:
@@ -147,12 +209,16 @@ class FlameItem(pg.GraphicsObject):
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
             painter.setFont(self.font)
             total = 0
+            self.last_labels = []
+            self.last_interpolated = []
+            self.last_exception_labels = []
             for lane_index, lane in enumerate(self.lanes):
                 if lane.bottom < y0 or lane.top > y1:
                     continue
                 total += self._paint_lane(painter, lane, self._marks[lane_index], x0, x1, y0, y1, units_per_px,
                                           sx, dx, sy, dy)
             self._paint_selection(painter, sx, dx, sy, dy)
+            self._paint_range(painter, sx, dx)
             self.last_paint_rects = total
         finally:
             painter.restore()
@@ -167,7 +233,7 @@ class FlameItem(pg.GraphicsObject):
         band.setAlpha(90)
         p.fillRect(QRectF(0, header_top, 1e5, header_h), band)
         d_lo = max(0, int(np.floor((y0 - lane.depth0) / ROW)))
-        d_hi = int(np.ceil((y1 - lane.depth0) / ROW))
+        d_hi = min(int(np.ceil((y1 - lane.depth0) / ROW)), lane.levels - 1)
         rects = tl.query(x0, x1, upp, d_lo, d_hi)
         n = len(rects)
         if n:
@@ -178,7 +244,8 @@ class FlameItem(pg.GraphicsObject):
             top = (lane.depth0 + rects.depth * ROW) * sy + dy
             row_h = max(ROW * sy - 1.0, 1.0)
             # a merged subtree reaches down to its deepest call
-            heights = (rects.depth_end - rects.depth + 1) * ROW * sy - 1.0
+            depth_end = np.minimum(rects.depth_end, lane.levels - 1)   # a collapsed lane ends there
+            heights = (depth_end - rects.depth + 1) * ROW * sy - 1.0
             heights = np.maximum(heights, 1.0)
             # A merged subtree takes its first call's package colour: that call is often a tiny
             # native or untraced one, whose grey would stand for everything folded in with it.
@@ -199,31 +266,78 @@ class FlameItem(pg.GraphicsObject):
                 mem[:, 3] = heights[idx]
                 p.setBrush(self.brushes[int(slots[idx[0]])])
                 p.drawRects(*self._rects.drawargs())
-            # Names inside the calls wide enough to hold some text.
-            wide = np.flatnonzero((right - left >= MIN_LABEL_PX) & ~rects.merged)
-            height = row_h
-            if len(wide) and height >= self.metrics.height() - 2:
-                for i in wide[:400].tolist():
-                    name = self.name_of(int(rects.method[i]))
-                    x = max(left[i], 0.0) + 2  # pinned to the view's left edge while the call runs on
-                    w = right[i] - x - 2
-                    if w < MIN_LABEL_PX / 2:
-                        continue
-                    text = self.metrics.elidedText(name, Qt.TextElideMode.ElideRight, int(w))
-                    if text and text != "…":
-                        p.setPen(self.text_pens[int(slots[i])])
-                        p.drawText(QRectF(x, top[i], w, height),
-                                   int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text)
+            self._paint_interpolated(p, lane, rects, left, right, top, row_h)
+            self._paint_labels(p, lane, rects, slots, left, right, top, row_h)
         self._paint_marks(p, lane, marks, x0, x1, sx, dx, sy, dy)
-        # The thread's name, pinned to the left edge.
+        # The thread's name and index, pinned to the left edge.
         p.setPen(QPen(colors.text_color_for(band) if band.alpha() > 200 else self._text_color()))
-        label = f"{tl.thread.name}  ·  {tl.rows:,} calls"
+        label = lane.title()
         p.drawText(QRectF(4, header_top, 1e4, header_h),
                    int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), label)
         return n
 
+    def _paint_labels(self, p: QPainter, lane: Lane, rects, slots, left, right, top, row_h) -> None:
+        """Names inside every call that has room for a few characters: ``Class.method``, else
+        ``method``, elided; pinned to the view's left edge while the call runs on."""
+        if row_h < self.metrics.height() - 2:
+            return
+        x = np.maximum(left, 0.0) + 2
+        room = right - x - 2
+        wide = np.flatnonzero((room >= MIN_LABEL_PX) & ~rects.merged)
+        align = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
+        thread = lane.timeline.thread.index
+        for i in wide[:MAX_LABELS].tolist():
+            name = self.name_of(int(rects.method[i]))
+            w = int(room[i])
+            text = self.metrics.elidedText(name, Qt.TextElideMode.ElideRight, w)
+            if len(text.rstrip("…")) < 4 and "." in name:
+                text = self.metrics.elidedText(name.rsplit(".", 1)[1], Qt.TextElideMode.ElideRight, w)
+            if len(text.rstrip("…")) < 2:      # a lone letter says nothing
+                continue
+            p.setPen(self.text_pens[int(slots[i])])
+            p.drawText(QRectF(x[i], top[i], room[i], row_h), align, text)
+            self.last_labels.append((thread, int(rects.row[i]), text))
+
+    def _paint_interpolated(self, p: QPainter, lane: Lane, rects, left, right, top, row_h) -> None:
+        """Hatch the calls whose duration is interpolated across a pause (on a time axis)."""
+        if not self.model.has_clock:
+            return
+        single = np.flatnonzero(~rects.merged)
+        if not len(single):
+            return
+        marked = single[TQ.interpolated(lane.timeline.thread, rects.row[single])]
+        if not len(marked):
+            return
+        self._rects.resize(len(marked))
+        mem = self._rects.ndarray()
+        mem[:, 0] = left[marked]
+        mem[:, 1] = top[marked]
+        mem[:, 2] = right[marked] - left[marked]
+        mem[:, 3] = row_h
+        p.setPen(Qt.PenStyle.NoPen)
+        hatch = colors.qcolor(colors.INTERPOLATED_HATCH)
+        hatch.setAlpha(120)          # a mark over the package colour, not a new colour
+        p.setBrush(QBrush(hatch, Qt.BrushStyle.BDiagPattern))
+        p.drawRects(*self._rects.drawargs())
+        thread = lane.timeline.thread.index
+        self.last_interpolated.extend((thread, int(r)) for r in rects.row[marked].tolist())
+
+    def _paint_range(self, p: QPainter, sx, dx) -> None:
+        if self.range is None:
+            return
+        a, b = sorted(self.range)
+        left, right = a * sx + dx, max(b * sx + dx, a * sx + dx + 1)
+        fill = colors.qcolor(colors.RANGE_FILL)
+        edge = QColor(fill)
+        fill.setAlpha(45)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.fillRect(QRectF(left, -1e5, right - left, 2e5), fill)
+        p.setPen(QPen(edge, 1))
+        p.drawLine(QPointF(left, -1e5), QPointF(left, 1e5))
+        p.drawLine(QPointF(right, -1e5), QPointF(right, 1e5))
+
     def _text_color(self) -> QColor:
-        return QColor("#e8e8e8") if colors.is_dark() else QColor("#202020")
+        return colors.qcolor(colors.LANE_TEXT)
 
     def _paint_marks(self, p: QPainter, lane: Lane, marks: dict, x0, x1, sx, dx, sy, dy) -> None:
         header_top = lane.top * sy + dy
@@ -233,7 +347,7 @@ class FlameItem(pg.GraphicsObject):
         i0, i1 = np.searchsorted(loads, [x0, x1])
         if i1 > i0:
             xs = np.unique(np.round(loads[i0:i1] * sx + dx))
-            p.setPen(QPen(QColor("#1e88e5"), 1))
+            p.setPen(QPen(colors.qcolor(colors.CLASS_LOAD_TICK), 1))
             y_a, y_b = header_top + header_h * 0.55, header_top + header_h
             for x in xs[:4000].tolist():
                 p.drawLine(QPointF(x, y_a), QPointF(x, y_b))
@@ -246,12 +360,18 @@ class FlameItem(pg.GraphicsObject):
         row_h = ROW * sy
         size = max(3.0, min(6.0, row_h * 0.45))
         red = QColor(self.colors[colors.UNCAUGHT])
-        green = QColor("#2e7d32") if not colors.is_dark() else QColor("#66bb6a")
+        green = colors.qcolor(colors.CAUGHT_MARK)
         last_x = None
+        # The exception's class is written beside its marker when the next one leaves room.
+        named = row_h >= self.metrics.height() - 2
+        text_pen = QPen(self._text_color())
         for k in range(j0, min(j1, j0 + 2000)):
             tx = throw_t[k] * sx + dx
-            ty = (lane.depth0 + marks["throw_depth"][k] * ROW) * sy + dy + row_h / 2
+            # a collapsed lane shows deeper marks on its last level shown
+            bottom = max(lane.levels - 1, 0)
+            ty = (lane.depth0 + min(marks["throw_depth"][k], bottom) * ROW) * sy + dy + row_h / 2
             cd = marks["catch_depth"][k]
+            cd = min(cd, bottom) if cd >= 0 else cd
             if last_x is not None and abs(tx - last_x) < 2:
                 continue  # one marker per pixel column
             last_x = tx
@@ -266,6 +386,21 @@ class FlameItem(pg.GraphicsObject):
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(red)
             p.drawPolygon(_triangle(tx, ty, size, up=False))
+            if named:
+                room = (throw_t[k + 1] * sx + dx - tx) if k + 1 < len(throw_t) else 1e4
+                name = self.exception_name(int(marks["exc_class"][k]))
+                width = self.metrics.horizontalAdvance(name) + 4
+                if name and room > width + 2 * size:
+                    p.setPen(text_pen)
+                    p.drawText(QPointF(tx + size + 2, ty - size - 1), name)
+                    self.last_exception_labels.append(name)
+
+    def exception_name(self, class_id: int) -> str:
+        """An exception class without its package (``IllegalStateException``)."""
+        if class_id <= 0:
+            return ""
+        name = self.analysis.statics.class_name_of_id(class_id) or ""
+        return name.replace("/", ".").rsplit(".", 1)[-1]
 
     def _paint_selection(self, p: QPainter, sx, dx, sy, dy) -> None:
         if self.selected is None:
@@ -276,7 +411,7 @@ class FlameItem(pg.GraphicsObject):
         left = rect.left() * sx + dx
         right = max(rect.right() * sx + dx, left + 2)
         top = rect.top() * sy + dy
-        pen = QPen(QColor("#ffb300") if colors.is_dark() else QColor("#0d47a1"), 2)
+        pen = QPen(colors.qcolor(colors.SELECTION_OUTLINE), 2)
         p.setPen(pen)
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRect(QRectF(left - 1, top - 1, right - left + 2, rect.height() * sy + 1))
@@ -290,7 +425,19 @@ def _triangle(x: float, y: float, size: float, up: bool) -> QPolygonF:
 
 
 class TimelineViewBox(pg.ViewBox):
-    """Wheel zooms time only; Shift+wheel scrolls the lanes; drag pans both."""
+    """Wheel zooms time only; Shift+wheel scrolls the lanes; drag pans both; Shift+drag selects
+    a range of the x axis (reported through :attr:`rangeDragged`)."""
+
+    rangeDragged = Signal(float, float, bool)   # start, stop (x units), finished
+
+    def mouseDragEvent(self, ev, axis=None):
+        if ev.button() == Qt.MouseButton.LeftButton and ev.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            ev.accept()
+            a = self.mapSceneToView(ev.buttonDownScenePos()).x()
+            b = self.mapSceneToView(ev.scenePos()).x()
+            self.rangeDragged.emit(min(a, b), max(a, b), bool(ev.isFinish()))
+            return
+        super().mouseDragEvent(ev, axis)
 
     def wheelEvent(self, ev, axis=None):
         if ev.modifiers() & Qt.KeyboardModifier.ShiftModifier:
@@ -305,7 +452,10 @@ class TimelineViewBox(pg.ViewBox):
 class TimelineView(QWidget):
     """The timeline widget: the plot, a line of controls, hover and selection."""
 
-    rangeChanged = Signal(float, float)
+    rangeChanged = Signal(float, float)       # the visible x range changed
+    # A range was selected (Shift+drag, or a call's span): start and stop on the x axis, in
+    # :attr:`unit` (nanoseconds since the trace started, or events). Cleared: (nan, nan).
+    rangeSelected = Signal(float, float)
 
     def __init__(self, selection: Selection, parent: QWidget | None = None):
         super().__init__(parent)
@@ -313,6 +463,8 @@ class TimelineView(QWidget):
         self.model: TimelineModel | None = None
         self.analysis: Analysis | None = None
         self.item: FlameItem | None = None
+        self.hovered: CallRef | None = None   # the call under the pointer, and its description
+        self.hover_text = ""
         self.viewbox = TimelineViewBox(invertY=True, enableMenu=False)
         self.viewbox.setMouseEnabled(x=True, y=True)
         self.axis = pg.AxisItem("bottom")
@@ -323,6 +475,9 @@ class TimelineView(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._hover)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.viewbox.sigXRangeChanged.connect(self._x_range_changed)
+        self.viewbox.rangeDragged.connect(self._range_dragged)
+        self.selected_range: tuple[float, float] | None = None
+        self.use_clock = True
         self.info = QLabel("No trace open")
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # A long method name must not widen the window: the label takes the room there is.
@@ -337,6 +492,27 @@ class TimelineView(QWidget):
             button.setToolTip(tip)
             button.clicked.connect(slot)
             controls.addWidget(button)
+        self.lanes_button = QToolButton()
+        self.lanes_button.setText("Lanes")
+        self.lanes_button.setToolTip("Every thread's lane: go to one, collapse or expand them")
+        self.lanes_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.lanes_menu = QMenu(self.lanes_button)
+        self.lanes_menu.aboutToShow.connect(self._fill_lanes_menu)
+        self.lanes_button.setMenu(self.lanes_menu)
+        controls.addWidget(self.lanes_button)
+        self.range_button = QToolButton()
+        self.range_button.setText("Range of call")
+        self.range_button.setToolTip("Select the time range of the selected call (R); Shift+drag selects any range, "
+                                     "Esc clears it")
+        self.range_button.clicked.connect(self.range_from_selected)
+        controls.addWidget(self.range_button)
+        self.axis_choice = QComboBox()
+        self.axis_choice.addItem("x: time", True)
+        self.axis_choice.addItem("x: events", False)
+        self.axis_choice.setToolTip("Time is interpolated between clock samples (hatched where a thread paused); "
+                                    "events are exact, each lane on its own thread's events")
+        self.axis_choice.currentIndexChanged.connect(self._axis_chosen)
+        controls.addWidget(self.axis_choice)
         controls.addWidget(self.info, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -347,11 +523,26 @@ class TimelineView(QWidget):
 
     # ------------------------------------------------------------------ content
 
+    @property
+    def unit(self) -> str:
+        """The x axis' unit: "ns" or "events"."""
+        return self.model.unit if self.model is not None else "ns"
+
     def set_model(self, model: TimelineModel | None, analysis: Analysis | None) -> None:
         if self.item is not None:
             self.viewbox.removeItem(self.item)
             self.item = None
+        if model is not None and not model.has_clock:
+            self.use_clock = False
+        elif model is not None and model.has_clock:
+            self.use_clock = True
+        self.axis_choice.blockSignals(True)
+        self.axis_choice.setCurrentIndex(0 if self.use_clock else 1)
+        self.axis_choice.setEnabled(model is not None and model.clock_available)
+        self.axis_choice.blockSignals(False)
         self.model, self.analysis = model, analysis
+        self.hovered, self.hover_text = None, ""
+        self.set_range(None)
         if model is None:
             self.info.setText("No trace open")
             return
@@ -375,8 +566,101 @@ class TimelineView(QWidget):
             return
         self.viewbox.setXRange(self.model.t_min, self.model.t_max, padding=0.01)
         # Every lane when they fit at a legible row height, else the first ones.
-        legible = max(20.0, self.plot.height() / 15.0)
+        legible = max(20.0, self.plot.height() / LANE_PIXELS)
         self.viewbox.setYRange(-0.2, min(self.item.height, legible) + 0.2, padding=0)
+
+    def _axis_chosen(self, index: int) -> None:
+        use_clock = bool(self.axis_choice.itemData(index))
+        if self.analysis is None or use_clock == self.use_clock:
+            return
+        self.use_clock = use_clock
+        collapsed = {lane.timeline.thread.index: lane.collapsed for lane in self.item.lanes} if self.item else {}
+        self.set_model(TimelineModel(self.analysis, use_clock=use_clock), self.analysis)
+        for lane in self.item.lanes:
+            lane.collapsed = collapsed.get(lane.timeline.thread.index, lane.collapsed)
+        self.item.relayout()
+        self.show_all()
+        if self.selection.call is not None:
+            self._on_selected(self.selection.call, None)
+
+    # ------------------------------------------------------------------ lanes
+
+    def _fill_lanes_menu(self) -> None:
+        menu = self.lanes_menu
+        menu.clear()
+        if self.item is None:
+            menu.addAction("(no trace)").setEnabled(False)
+            return
+        menu.addAction("Collapse all", lambda: self.set_all_collapsed(True))
+        menu.addAction("Expand all", lambda: self.set_all_collapsed(False))
+        menu.addSeparator()
+        for lane in self.item.lanes:
+            tl = lane.timeline
+            action = menu.addAction(f"{tl.thread.name} #{tl.thread.index} — {tl.rows:,} calls, "
+                                    f"depth {tl.max_depth + 1}")
+            action.triggered.connect(lambda _c=False, t=tl.thread.index: self.go_to_lane(t))
+
+    def set_all_collapsed(self, collapsed: bool) -> None:
+        if self.item is not None:
+            self.item.set_all_collapsed(collapsed)
+            self._limit_y()
+
+    def toggle_lane(self, thread: int) -> None:
+        lane = self.item.lane_of(thread) if self.item is not None else None
+        if lane is not None:
+            self.item.set_collapsed(lane, not lane.collapsed)
+            self._limit_y()
+
+    def go_to_lane(self, thread: int) -> None:
+        """Expand a thread's lane and scroll it to the top."""
+        lane = self.item.lane_of(thread) if self.item is not None else None
+        if lane is None:
+            return
+        self.item.set_collapsed(lane, False)
+        self._limit_y()
+        _, (y0, y1) = self.viewbox.viewRange()
+        self.viewbox.setYRange(lane.top - 0.2, lane.top - 0.2 + (y1 - y0), padding=0)
+
+    def _limit_y(self) -> None:
+        if self.item is not None:
+            self.viewbox.setLimits(yMin=-1.0, yMax=self.item.height + 1.0)
+
+    # ------------------------------------------------------------------ range
+
+    def set_range(self, start: float | None, stop: float | None = None) -> None:
+        """Select the range [start, stop) of the x axis (None: clear it); emits :attr:`rangeSelected`."""
+        if start is None or stop is None or not stop > start:
+            changed = self.selected_range is not None
+            self.selected_range = None
+            if self.item is not None:
+                self.item.range = None
+                self.item.update()
+            if changed:
+                self.rangeSelected.emit(float("nan"), float("nan"))
+                self._update_info()
+            return
+        self.selected_range = (float(start), float(stop))
+        if self.item is not None:
+            self.item.range = self.selected_range
+            self.item.update()
+        self.rangeSelected.emit(float(start), float(stop))
+        self._update_info()
+
+    def range_from_selected(self) -> None:
+        """The selected call's span becomes the range."""
+        ref = self.selection.call
+        if ref is None or self.analysis is None:
+            return
+        self.set_range(*RS.call_range(self.analysis, ref.thread, ref.row, use_clock=self.model.has_clock))
+
+    def _range_dragged(self, start: float, stop: float, finished: bool) -> None:
+        if self.item is None:
+            return
+        if not finished:
+            self.item.range = (start, stop)     # drawn while dragging, announced when released
+            self.item.update()
+            return
+        self.set_range(start, stop)
 
     def zoom(self, factor: float) -> None:
         (x0, x1), _ = self.viewbox.viewRange()
@@ -394,7 +678,13 @@ class TimelineView(QWidget):
         self.reveal(self.selection.call, zoom=True)
 
     def reveal(self, ref: CallRef, zoom: bool = False) -> None:
-        """Scroll (and, with ``zoom`` or when the call is too small to see, zoom) to a call."""
+        """Scroll (and, with ``zoom`` or when the call is too small to see, zoom) to a call;
+        expands its lane when the call is below the levels a collapsed lane shows."""
+        lane = self.item.lane_of(ref.thread) if self.item is not None else None
+        if lane is not None and lane.collapsed and 0 <= ref.row < lane.timeline.rows and \
+                int(lane.timeline.depth[ref.row]) >= lane.levels:
+            self.item.set_collapsed(lane, False)
+            self._limit_y()
         rect = self.item.call_rect(ref) if self.item is not None else None
         if rect is None:
             return
@@ -430,16 +720,25 @@ class TimelineView(QWidget):
 
     def _hover(self, scene_pos) -> None:
         ref = self._pick(scene_pos)
+        self.hovered = ref
         if ref is None or self.analysis is None:
+            self.hover_text = ""
             QToolTip.hideText()
             return
-        text = describe_call(self.analysis, ref, self.model)
-        QToolTip.showText(self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos).toPoint()) + pg.QtCore.QPoint(12, 12),
-                          text, self.plot)
+        self.hover_text = describe_call(self.analysis, ref, self.model)
+        # QGraphicsView.mapFromScene already returns a QPoint (PySide6 has no QPoint.toPoint).
+        at = self.plot.mapFromScene(scene_pos)
+        QToolTip.showText(self.plot.mapToGlobal(at) + QPoint(12, 12), self.hover_text, self.plot)
 
     def _clicked(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
             return
+        if self.item is not None and self.viewbox.sceneBoundingRect().contains(event.scenePos()):
+            y = self.viewbox.mapSceneToView(event.scenePos()).y()
+            lane = self.item.lane_at(y)
+            if lane is not None and lane.in_header(y):
+                self.toggle_lane(lane.timeline.thread.index)
+                return
         ref = self._pick(event.scenePos())
         if ref is None:
             return
@@ -461,6 +760,10 @@ class TimelineView(QWidget):
             self.show_all()
         elif key == Qt.Key.Key_F:
             self.focus_selected()
+        elif key == Qt.Key.Key_R:
+            self.range_from_selected()
+        elif key == Qt.Key.Key_Escape:
+            self.set_range(None)
         elif key == Qt.Key.Key_Up and self.selection.call is not None and self.analysis is not None:
             ref = self.selection.call
             parent = int(self.analysis.thread(ref.thread).calls.parent[ref.row])
@@ -481,6 +784,10 @@ class TimelineView(QWidget):
         span = x1 - x0
         visible = format_duration(span) if self.model.has_clock else f"{span:,.0f} events"
         text = f"{len(self.model.threads)} threads · showing {visible}"
+        if self.selected_range is not None:
+            a, b = self.selected_range
+            width = format_duration(b - a) if self.model.has_clock else f"{b - a:,.0f} events"
+            text += f"  ·  range {width}"
         if self.selection.call is not None and self.analysis is not None:
             text += "  ·  selected: " + self.analysis.call_name(self.analysis.thread(self.selection.call.thread),
                                                                 self.selection.call.row)

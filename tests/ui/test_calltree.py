@@ -14,6 +14,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QColor
 
 from jbgui.model import call_queries as Q
+from jbgui.model import time_quality as TQ
 from jbgui.model.analysis import Analysis, Flag
 from jbgui.ui import calltree_view as CT
 from jbgui.ui.calltree_view import (
@@ -111,7 +112,7 @@ def test_the_top_level_lists_the_threads(make_view, threads):
     assert model.rowCount() == len(threads.threads)
     for slot, thread in enumerate(threads.threads):
         index = model.index(slot, 0)
-        assert model.data(index) == thread.name
+        assert model.data(index) == f"{thread.name} #{thread.index}"   # threads may share a name
         assert text(view, index, COL_CALLS) == format_count(len(thread.calls))
         assert text(view, index, COL_INCL_BL) == format_count(int(thread.block_counts.sum()))
         assert model.call_ref(index) is None
@@ -149,8 +150,14 @@ def test_children_carry_the_numbers_of_the_call_table(qtbot, make_view, exceptio
         assert text(view, child, COL_INCL_BL) == format_count(int(calls.incl_blocks[row]))
         assert text(view, child, COL_EXCL_BL) == format_count(int(excl_bl[row]))
         span = main.times(np.array([calls.first[row], int(calls.last[row]) + 1]))
-        assert text(view, child, COL_DURATION) == format_duration(span[1] - span[0])
-        assert text(view, child, COL_FLAGS) == ", ".join(flag_words(int(calls.flags[row])))
+        approx = "≈ " if TQ.interpolated(main, np.array([row]))[0] else ""
+        assert text(view, child, COL_DURATION) == approx + format_duration(span[1] - span[0])
+        words = ", ".join(flag_words(int(calls.flags[row])))
+        if int(calls.flags[row]) & Flag.EXCEPTIONAL:
+            # the exception's class is in the row, not only in the tooltip
+            exc = exceptions.statics.class_name_of_id(int(calls.exc_class[row])).rsplit(".", 1)[-1]
+            words = words.replace("left by an exception", f"left by {exc}")
+        assert text(view, child, COL_FLAGS) == words
         assert model.hasChildren(child) == (int(calls.end[row]) > row + 1)
     for column in range(COL_CALLS, COL_DURATION + 1):
         alignment = model.data(model.index(0, column, index), Qt.ItemDataRole.TextAlignmentRole)
@@ -169,7 +176,7 @@ def test_unusual_calls_have_their_words_icons_and_colours(make_view, exceptions,
     cases["untraced"] = int(np.flatnonzero((flags & Flag.UNTRACED) & ~(flags & Flag.EXCEPTIONAL))[0])
     cases["implicit"] = rows_named(exceptions, main, "Main.<clinit>(")[0]
     cases["callback"] = int(np.flatnonzero((flags & Flag.CALLBACK) & ~(flags & (Flag.EXCEPTIONAL | Flag.CAUGHT)))[0])
-    words = {"exceptional": "left by an exception", "caught": "caught an exception", "native": "native call",
+    words = {"exceptional": "left by ArithmeticException", "caught": "caught an exception", "native": "native call",
              "untraced": "untraced call", "implicit": "implicit (no call site)",
              "callback": "called back from native code"}
     images, colours = {}, {}
@@ -186,7 +193,7 @@ def test_unusual_calls_have_their_words_icons_and_colours(make_view, exceptions,
                                                                 Qt.ItemDataRole.ToolTipRole)
     # uncaught (threads: "doomed" dies of an exception) and truncated (DestroyJavaVM never ends)
     view.set_analysis(threads)
-    for kind, bit, word in (("uncaught", Flag.UNCAUGHT, "uncaught exception"),
+    for kind, bit, word in (("uncaught", Flag.UNCAUGHT, "uncaught IllegalStateException"),
                             ("truncated", Flag.TRUNCATED, "truncated")):
         thread = next(t for t in threads.threads if (np.asarray(t.calls.flags) & bit).any())
         row = int(np.flatnonzero(np.asarray(thread.calls.flags) & bit)[-1])
@@ -459,3 +466,44 @@ def test_a_call_with_200000_children_opens_with_a_batch_and_reveals_late_childre
     assert "wrapped" in view.status.text()
     # generous bounds: a batch and one window, not a loop over 150,000 children
     assert opened < 2.0 and revealed < 2.0, (opened, revealed)
+
+
+# ---------------------------------------------------------------------- layout
+
+
+def assert_numbers_in_view(view: CallTreeView) -> None:
+    header = view.tree.header()
+    width = view.tree.viewport().width()
+    shown = [c for c in (COL_CALLS, COL_INCL_BC, COL_EXCL_BC, COL_DURATION) if not header.isSectionHidden(c)]
+    assert len(shown) == 4
+    for column in shown:
+        left = header.sectionViewportPosition(column)
+        assert 0 <= left and left + header.sectionSize(column) <= width, (column, left, width)
+
+
+def test_the_numbers_stay_in_view_in_a_narrow_pane_and_after_revealing_a_deep_call(qtbot, make_view, exceptions):
+    view, selection = make_view(exceptions)
+    view.resize(600, 600)       # about the default call tree dock
+    qtbot.wait(20)
+    assert_numbers_in_view(view)
+    main = exceptions.thread("main")
+    deepest = int(np.argmax(np.asarray(main.calls.depth)))
+    depth = int(main.calls.depth[deepest])
+    assert depth >= 15
+    selection.select_call(CallRef(main.index, deepest), None)
+    qtbot.wait(20)
+    assert_revealed(view, CallRef(main.index, deepest))
+    assert_numbers_in_view(view)
+    assert view.tree.horizontalScrollBar().value() == 0
+    # the name itself is in view: the indentation left room for it in the name column
+    rect = view.tree.visualRect(view.tree.currentIndex())
+    assert rect.left() + 100 <= view.tree.header().sectionSize(COL_CALL)
+
+
+def test_the_find_text_does_not_carry_over_into_the_next_trace(qtbot, make_view, exceptions, threads):
+    view, _ = make_view(exceptions)
+    qtbot.keyClicks(view.search, "dive")
+    qtbot.keyClick(view.search, Qt.Key.Key_Return)
+    assert view.search.text() == "dive"
+    view.set_analysis(threads)
+    assert view.search.text() == "" and view.status.text() == ""

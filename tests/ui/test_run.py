@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from jbgui.ui.main_window import MainWindow
 from jbgui.ui.run_config import RunConfig
@@ -50,3 +51,23 @@ def test_a_run_that_cannot_start_says_why(qtbot, window, compile_program, defaul
     assert "is not a JDK" in failed.args[0]
     assert window.banner.isVisible()
     assert not window.runner.running()
+
+
+def test_a_run_ending_while_a_trace_is_open_asks_before_replacing_it(qtbot, window, compile_program, default_jdk,
+                                                                      tmp_path):
+    classes = compile_program("hello", default_jdk)
+    config = config_for(classes, tmp_path, java_home=str(default_jdk.home))
+    with qtbot.waitSignal(window.traceLoaded, timeout=180_000) as first:
+        assert window.run_config(config)
+    opened = first.args[0].path
+    # A second run ends while the first trace is open: it stays open, the new one is offered.
+    with qtbot.waitSignal(window.runner.finished, timeout=180_000) as finished:
+        assert window.run_config(config)
+    qtbot.wait(200)
+    assert window.task is None and window.loaded.path == opened
+    second = finished.args[0].trace_dir
+    assert second != opened
+    assert window.open_run_button.isVisible() and second.name in window.open_run_button.text()
+    with qtbot.waitSignal(window.traceLoaded, timeout=120_000) as now:
+        qtbot.mouseClick(window.open_run_button, Qt.MouseButton.LeftButton)
+    assert now.args[0].path == second and not window.open_run_button.isVisible()

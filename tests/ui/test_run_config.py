@@ -182,3 +182,17 @@ def test_saved_configurations_are_picked_duplicated_and_deleted(qtbot, tmp_path)
     again = RunDialog(store, store.get("b"))
     qtbot.addWidget(again)
     assert again.saved.currentItem().text() == "b" and again.config().args == "bee"
+
+
+def test_save_keeps_the_configuration_and_neither_closes_nor_runs(qtbot, tmp_path):
+    store = RunConfigStore(tmp_path / "runs.json")
+    dialog = RunDialog(store)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.keyClicks(dialog.main, "Main")
+    qtbot.keyClicks(dialog.name, "kept")
+    assert dialog.save_button.isEnabled()
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    assert dialog.isVisible() and dialog.result() != RunDialog.DialogCode.Accepted
+    assert RunConfigStore(tmp_path / "runs.json").labels() == ["kept"]
+    assert dialog.saved.currentItem().text() == "kept"

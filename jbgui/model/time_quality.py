@@ -1,0 +1,82 @@
+"""How far a call's times can be trusted.
+
+The recorder stamps time only at a thread's start and end and at each buffer flush
+(docs/trace-format.md, "Clock samples"); every event between two samples gets a time interpolated
+linearly by event count. That is close when the thread ran code at an even pace between the two
+samples, and wrong when it paused there: a ``Thread.sleep(200)`` between two flushes shows a few
+microseconds, and the calls after it take the 200 ms instead.
+
+A pause shows in the samples themselves: its interval has far more nanoseconds per event than
+the thread's usual pace. A call's duration is called *interpolated* here when an end of it lies
+inside such a slow interval and the interval is long compared with the call (so the pause could
+be anywhere in or around the call). Calls whose ends sit in intervals of the usual pace, or that
+span a pause from outside it, keep their measured times.
+
+This is the GUI's honesty until the recorder stamps blocking calls exactly; then
+:func:`interpolated` can consult those stamps and keep its signature.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# An interval is slow when its nanoseconds per event exceed this many times the thread's median...
+SLOW_FACTOR = 10.0
+# ...and this absolute pace (a traced thread that runs code records far more than one event per µs).
+SLOW_NS_PER_EVENT = 1000.0
+# A slow interval makes a call's duration interpolated when it is longer than this share of it.
+TOLERANCE = 0.1
+
+
+def slow_intervals(clock: np.ndarray) -> np.ndarray:
+    """For a thread's clock samples ``(position, nanos)`` (n rows), a bool per interval (n - 1):
+    did the thread pause somewhere in it (far fewer events per nanosecond than usual)?"""
+    clock = np.asarray(clock, np.float64).reshape(-1, 2)
+    if len(clock) < 2:
+        return np.zeros(0, np.bool_)
+    events = np.diff(clock[:, 0])
+    nanos = np.diff(clock[:, 1])
+    rate = nanos / np.maximum(events, 1.0)
+    counted = rate[events > 0]
+    usual = float(np.median(counted)) if len(counted) else 0.0
+    return (nanos > 0) & (rate > max(SLOW_FACTOR * usual, SLOW_NS_PER_EVENT))
+
+
+def uncertainty(clock: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Nanoseconds by which the duration of calls spanning events ``first..last`` (inclusive) may
+    be off: the lengths of the slow clock intervals holding its start and its end (0 where an end
+    falls on a sample or in an interval of the usual pace)."""
+    clock = np.asarray(clock, np.float64).reshape(-1, 2)
+    first = np.asarray(first, np.float64)
+    n = len(first)
+    if len(clock) < 2 or n == 0:
+        return np.zeros(n)
+    pos, nanos = clock[:, 0], clock[:, 1]
+    slow = slow_intervals(clock)
+    length = np.where(slow, np.diff(nanos), 0.0)
+
+    def at(event: np.ndarray) -> np.ndarray:
+        i = np.searchsorted(pos, event, side="right") - 1
+        inside = (i >= 0) & (i < len(length)) & (pos[np.clip(i, 0, len(pos) - 1)] != event)
+        return np.where(inside, length[np.clip(i, 0, len(length) - 1)], 0.0), np.where(inside, i, -1)
+
+    start_len, start_i = at(first)
+    end_len, end_i = at(np.asarray(last, np.float64) + 1.0)
+    # Both ends in the same interval: the pause is counted once.
+    return start_len + np.where(end_i == start_i, 0.0, end_len)
+
+
+def interpolated(thread, rows: np.ndarray | None = None) -> np.ndarray:
+    """A bool per call row of ``thread`` (a :class:`jbgui.model.analysis.ThreadReplay`; every row
+    when ``rows`` is None): is its duration interpolated across a pause, so that it may be far off
+    (more than :data:`TOLERANCE` of itself)? False for every call of a thread without a clock."""
+    calls = thread.calls
+    first = np.asarray(calls.first) if rows is None else np.asarray(calls.first)[rows]
+    last = np.asarray(calls.last) if rows is None else np.asarray(calls.last)[rows]
+    clock = np.asarray(thread.clock)
+    if len(clock) < 2 or len(first) == 0:
+        return np.zeros(len(first), np.bool_)
+    err = uncertainty(clock, first, last)
+    pos, nanos = clock[:, 0], clock[:, 1]
+    duration = np.interp(last.astype(np.float64) + 1.0, pos, nanos) - np.interp(first.astype(np.float64), pos, nanos)
+    return err > TOLERANCE * np.maximum(duration, 0.0)

@@ -1,0 +1,284 @@
+"""The timeline driven by real mouse and key events on traces the agent records: hover, lanes
+(overview, collapsing), labels, interpolated times, range selection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtWidgets import QToolTip
+
+from jbgui.ui.main_window import MainWindow
+from jbgui.ui.selection import CallRef
+
+
+@pytest.fixture(scope="module")
+def exceptions_trace(program_runs, default_jdk) -> Path:
+    _untraced, run = program_runs("exception_paths", default_jdk)   # recorded once per session
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
+@pytest.fixture(scope="module")
+def threads_trace(program_runs, default_jdk) -> Path:
+    _untraced, run = program_runs("multithread", default_jdk)   # recorded once per session
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
+@pytest.fixture
+def window(qtbot):
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    return w
+
+
+def settle(qtbot):
+    """Let the views' background work (block listings, range counts) end and be delivered
+    before the test's window goes (pytest-qt closes it before fixtures end)."""
+    from jbgui.ui import tasks
+
+    qtbot.waitUntil(lambda: not tasks._RUNNING, timeout=60_000)
+    qtbot.wait(50)
+
+
+def open_trace(qtbot, window, path, timeout=120_000):
+    with qtbot.waitSignal(window.traceLoaded, timeout=timeout) as blocker:
+        window.open_trace(path)
+    window.tabs.setCurrentWidget(window.timeline)
+    qtbot.wait(50)
+    return blocker.args[0]
+
+
+def first_row(analysis, thread, prefix: str) -> int:
+    for row in range(len(thread.calls)):
+        if analysis.call_name(thread, row).startswith(prefix):
+            return row
+    raise AssertionError(f"no call {prefix} in {thread.name}")
+
+
+def call_pixel(view, ref: CallRef) -> QPoint:
+    """Where a call's rectangle is on the plot's viewport, in pixels (its middle)."""
+    rect = view.item.call_rect(ref)
+    scene = view.viewbox.mapViewToScene(rect.center())
+    return view.plot.mapFromScene(scene)
+
+
+def test_hovering_a_bar_describes_its_call(qtbot, window, exceptions_trace, capsys):
+    loaded = open_trace(qtbot, window, exceptions_trace)
+    view = window.timeline
+    main = loaded.analysis.thread("main")
+    row = first_row(loaded.analysis, main, "Main.dive(")
+    ref = CallRef(main.index, row)
+    view.reveal(ref, zoom=True)
+    qtbot.wait(50)
+    at = call_pixel(view, ref)
+    qtbot.mouseMove(view.plot.viewport(), at + QPoint(0, 0))
+    qtbot.mouseMove(view.plot.viewport(), at + QPoint(1, 0))
+    qtbot.waitUntil(lambda: view.hovered is not None, timeout=2000)
+    assert view.hovered.thread == main.index
+    assert loaded.analysis.call_name(main, view.hovered.row).startswith("Main.dive(")
+    assert "Main.dive(II)I" in view.hover_text
+    assert "Main.dive(II)I" in QToolTip.text()
+    # nothing was printed by a failing slot (Qt prints a slot's exception and goes on)
+    assert "Error" not in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def sleeps_trace(program_runs, default_jdk) -> Path:
+    _untraced, run = program_runs("sleeps", default_jdk)   # recorded once per session
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
+def view_pixel(view, x: float, y: float) -> QPoint:
+    scene = view.viewbox.mapViewToScene(QPointF(x, y))
+    return view.plot.mapFromScene(scene)
+
+
+def repaint(view):
+    view.plot.viewport().repaint()
+
+
+def test_every_lane_fits_on_one_screen_and_a_header_click_expands_it(qtbot, window, threads_trace):
+    loaded = open_trace(qtbot, window, threads_trace)
+    view = window.timeline
+    item = view.item
+    busy = [lane for lane in item.lanes if lane.timeline.rows]
+    assert len(busy) >= 8
+    assert all(lane.collapsed for lane in item.lanes)
+    view.show_all()
+    _, (y0, y1) = view.viewbox.viewRange()
+    assert y0 <= 0 and y1 >= item.height          # the whole run: every lane on screen
+    # Lanes carry the thread's index beside its name.
+    assert all(f"#{lane.timeline.thread.index}" in lane.title() for lane in item.lanes)
+    # A real click on the header of the deepest lane expands it; another collapses it again.
+    lane = max(busy, key=lambda l: l.timeline.max_depth)
+    assert lane.levels == 3 < lane.timeline.max_depth + 1
+    height = item.height
+    at = view_pixel(view, (view.model.t_min + view.model.t_max) / 2, lane.top + 0.5)
+    qtbot.mouseClick(view.plot.viewport(), Qt.MouseButton.LeftButton, pos=at)
+    assert not lane.collapsed and lane.levels == lane.timeline.max_depth + 1
+    assert item.height == pytest.approx(height + lane.timeline.max_depth + 1 - 3)
+    at = view_pixel(view, (view.model.t_min + view.model.t_max) / 2, lane.top + 0.5)
+    qtbot.mouseClick(view.plot.viewport(), Qt.MouseButton.LeftButton, pos=at)
+    assert lane.collapsed and item.height == pytest.approx(height)
+    # Selecting a call below a collapsed lane's levels elsewhere expands its lane.
+    tl = lane.timeline
+    deep = int(np.flatnonzero(np.asarray(tl.depth) >= 4)[0])
+    window.selection.select_call(CallRef(tl.thread.index, deep), None)
+    assert not lane.collapsed
+    # The overview menu lists every thread.
+    view._fill_lanes_menu()
+    names = [a.text() for a in view.lanes_menu.actions() if "#" in a.text()]
+    assert len(names) == len(item.lanes)
+    settle(qtbot)
+
+
+@pytest.fixture(scope="module")
+def grid_trace(program_runs, default_jdk) -> Path:
+    _untraced, run = program_runs("call_grid", default_jdk)   # recorded once per session
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
+def test_every_bar_with_room_carries_its_name(qtbot, window, grid_trace):
+    loaded = open_trace(qtbot, window, grid_trace)
+    a = loaded.analysis
+    window.tree_dock.hide()
+    window.method_dock.hide()
+    view = window.timeline
+    view.axis_choice.setCurrentIndex(1)          # events: exact widths
+    main = a.thread("main")
+    chains = [r for r in range(len(main.calls)) if a.call_name(main, r).startswith("Main.chain(")
+              and a.call_name(main, int(main.calls.parent[r])).startswith("Main.main(")]
+    assert len(chains) == 30
+    view.go_to_lane(main.index)
+    lane = view.item.lane_of(main.index)
+    tl = lane.timeline
+    x0, x1 = float(main.calls.first[chains[0]]), float(main.calls.last[chains[-1]]) + 1
+    depth = int(main.calls.depth[chains[0]])
+    qtbot.wait(20)
+    view.viewbox.setXRange(x0, x1, padding=0)
+    view.viewbox.setYRange(lane.depth0 + depth, lane.depth0 + depth + 26, padding=0)
+    qtbot.wait(20)
+    repaint(view)
+    (vx0, vx1), (vy0, vy1) = view.viewbox.viewRange()
+    px = view.viewbox.width() / (vx1 - vx0)
+    rects = tl.query(vx0, vx1, 1 / px, depth, depth + 24)
+    widths = (np.minimum(rects.end, vx1) - np.maximum(rects.start, vx0)) * px
+    top = lane.depth0 + rects.depth
+    medium = np.flatnonzero((widths >= 40) & ~rects.merged & (top >= vy0) & (top + 1 <= vy1))
+    assert len(medium) > 600          # some 30 chains of 25 calls, a few dozen pixels each
+    labelled = {r for t, r, _ in view.item.last_labels if t == main.index}
+    missing = [int(rects.row[i]) for i in medium if int(rects.row[i]) not in labelled]
+    assert not missing, f"{len(missing)} of {len(medium)} bars unlabelled"
+
+
+def test_interpolated_times_are_hatched_and_said(qtbot, window, sleeps_trace):
+    from jbgui.model import time_quality as TQ
+
+    loaded = open_trace(qtbot, window, sleeps_trace)
+    a = loaded.analysis
+    view = window.timeline
+    main = a.thread("main")
+    row = first_row(a, main, "java.lang.Thread.sleep(")
+    ref = CallRef(main.index, row)
+    window.selection.select_call(ref, None)
+    view.reveal(ref, zoom=True)
+    qtbot.wait(20)
+    repaint(view)
+    assert (main.index, row) in view.item.last_interpolated
+    assert all(TQ.interpolated(a.thread(t), np.array([r]))[0] for t, r in view.item.last_interpolated)
+    at = call_pixel(view, ref)
+    qtbot.mouseMove(view.plot.viewport(), at)
+    qtbot.mouseMove(view.plot.viewport(), at + QPoint(1, 0))
+    qtbot.waitUntil(lambda: view.hovered == ref, timeout=2000)
+    assert "duration ≈" in view.hover_text and "interpolated" in view.hover_text
+    # Events as the x axis: exact, nothing hatched, the lane on its own events.
+    view.axis_choice.setCurrentIndex(1)
+    assert not view.model.has_clock and view.unit == "events"
+    view.reveal(ref, zoom=True)
+    repaint(view)
+    assert view.item.last_interpolated == []
+    start, end = view.item.call_rect(ref).left(), view.item.call_rect(ref).right()
+    assert (start, end) == (float(main.calls.first[row]), float(main.calls.last[row]) + 1.0)
+    settle(qtbot)
+
+
+def test_twins_are_told_apart_by_their_index(qtbot, window, sleeps_trace):
+    loaded = open_trace(qtbot, window, sleeps_trace)
+    twins = [lane.title() for lane in window.timeline.item.lanes if lane.timeline.thread.name == "twin"]
+    assert len(twins) == 2 and twins[0] != twins[1]
+
+
+def drag(qtbot, widget, a: QPoint, b: QPoint, modifier=Qt.KeyboardModifier.ShiftModifier):
+    """A real press, moves with the button held, and release (QTest's mouseMove carries no buttons)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QMouseEvent
+    from PySide6.QtWidgets import QApplication
+
+    def send(kind, pos, button, buttons):
+        event = QMouseEvent(kind, QPointF(pos), QPointF(widget.mapToGlobal(pos)), button, buttons, modifier)
+        QApplication.sendEvent(widget, event)
+
+    left = Qt.MouseButton.LeftButton
+    send(QEvent.Type.MouseButtonPress, a, left, left)
+    steps = 8
+    for k in range(1, steps + 1):
+        p = a + (b - a) * k / steps
+        send(QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, left)
+        qtbot.wait(5)
+    send(QEvent.Type.MouseButtonRelease, b, left, Qt.MouseButton.NoButton)
+
+
+def test_shift_drag_selects_a_range_and_its_statistics_show(qtbot, window, exceptions_trace):
+    from jbgui.model import range_stats as RS
+
+    loaded = open_trace(qtbot, window, exceptions_trace)
+    view = window.timeline
+    view.show_all()
+    qtbot.wait(20)
+    (x0, x1), (y0, y1) = view.viewbox.viewRange()
+    a_x, b_x = x0 + 0.3 * (x1 - x0), x0 + 0.6 * (x1 - x0)
+    y = y0 + 0.5 * (y1 - y0)
+    before = view.viewbox.viewRange()
+    with qtbot.waitSignal(view.rangeSelected, timeout=2000) as selected:
+        drag(qtbot, view.plot.viewport(), view_pixel(view, a_x, y), view_pixel(view, b_x, y))
+    start, stop = selected.args
+    px = (x1 - x0) / view.viewbox.width()
+    assert start == pytest.approx(a_x, abs=3 * px) and stop == pytest.approx(b_x, abs=3 * px)
+    assert view.selected_range == (start, stop)
+    assert view.viewbox.viewRange()[0] == pytest.approx(before[0])     # a range drag does not pan
+    panel = window.range_view
+    qtbot.waitUntil(lambda: panel.stats is not None, timeout=10_000)
+    expected = RS.range_stats(loaded.analysis, start, stop)
+    assert panel.stats.total("calls_started") == expected.total("calls_started") > 0
+    assert [int(m) for m in panel.stats.methods["method"][:5]] == [int(m) for m in expected.methods["method"][:5]]
+    first_method = loaded.analysis.statics.method_qualified(int(expected.methods["method"][0]))
+    assert first_method.split("(")[0] in panel.methods_text()
+    # Esc clears it
+    view.plot.setFocus()
+    qtbot.keyClick(view.plot, Qt.Key.Key_Escape)
+    assert view.selected_range is None
+    settle(qtbot)
+
+
+def test_exception_markers_name_their_exception(qtbot, window, exceptions_trace):
+    loaded = open_trace(qtbot, window, exceptions_trace)
+    a = loaded.analysis
+    view = window.timeline
+    main = a.thread("main")
+    exc = main.exceptions
+    k = int(np.flatnonzero((exc["exc_class"] > 0) & (exc["throw_row"] >= 0))[0])
+    row = int(exc["throw_row"][k])
+    view.reveal(CallRef(main.index, row), zoom=True)
+    view.go_to_lane(main.index)
+    view.reveal(CallRef(main.index, row), zoom=True)
+    repaint(view)
+    expected = a.statics.class_name_of_id(int(exc["exc_class"][k])).rsplit(".", 1)[-1]
+    assert expected in view.item.last_exception_labels
