@@ -49,7 +49,12 @@ def install(window) -> BlockViewsPanel:
     dock = QDockWidget("Block views", window)
     dock.setObjectName("dock-blockviews")
     dock.setWidget(panel)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    # Below the method view, whose blocks the graph and the path follow: side by side with it, and
+    # never taking height from the timeline's lanes (a bottom dock left 18 threads no room).
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    method_dock = getattr(window, "method_dock", None)
+    if method_dock is not None:
+        window.splitDockWidget(method_dock, dock, Qt.Orientation.Vertical)
     panel.dock = dock
 
     # Every way a trace is opened or closed goes through set_trace (loading, runs, closing, tests);

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtWidgets import QToolTip
+from PySide6.QtWidgets import QDockWidget, QToolTip
 
 from jbgui.ui.main_window import MainWindow
 from jbgui.ui.selection import CallRef
@@ -149,8 +149,8 @@ def grid_trace(program_runs, default_jdk) -> Path:
 def test_every_bar_with_room_carries_its_name(qtbot, window, grid_trace):
     loaded = open_trace(qtbot, window, grid_trace)
     a = loaded.analysis
-    window.tree_dock.hide()
-    window.method_dock.hide()
+    for dock in window.findChildren(QDockWidget):   # the timeline alone: its widths are what is tested
+        dock.hide()
     view = window.timeline
     view.axis_choice.setCurrentIndex(1)          # events: exact widths
     main = a.thread("main")
