@@ -6,7 +6,8 @@ Double-click a method to select its first call."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from jbgui.model.discovery import class_loads, first_block_runs, first_runs
 from jbgui.model.method_names import display_name
@@ -37,18 +38,23 @@ class DiscoveryView(QWidget):
         self.blocks_box.toggled.connect(self._blocks_toggled)
         self.block_runs = None
         self.block_worker = Latest(self, self._blocks_ready, self.title.setText)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("first run from"))
-        row.addWidget(self.start)
-        row.addWidget(QLabel("to"))
-        row.addWidget(self.end)
-        row.addWidget(self.blocks_box)
-        row.addWidget(self.title, 1)
+        # Two short rows rather than one long one: the dock shares the window's right side with the
+        # method view and must stay as narrow as it.
+        row = QGridLayout()
+        row.addWidget(QLabel("first run from"), 0, 0)
+        row.addWidget(self.start, 0, 1)
+        row.addWidget(QLabel("to"), 1, 0, Qt.AlignmentFlag.AlignRight)
+        row.addWidget(self.end, 1, 1)
+        row.addWidget(self.blocks_box, 1, 2)
+        row.setColumnStretch(3, 1)
+        # The title on a line of its own, wrapped, for the same reason.
+        self.title.setWordWrap(True)
         self.table = RowsTable(HEADERS)
         self.table.cellDoubleClicked.connect(self._activate)
         box = QVBoxLayout(self)
         box.setContentsMargins(4, 4, 4, 4)
         box.addLayout(row)
+        box.addWidget(self.title)
         box.addWidget(self.table, 1)
         self.worker = Latest(self, self._ready, self.title.setText)
 
