@@ -1,0 +1,448 @@
+"""Merged calling-context trees: identical call paths merged, over one thread or the whole run,
+with the aggregations every aggregated view shares — top-down children, the inverted (callers)
+tree and the butterfly of one method.
+
+A :class:`Tree` is a node table (one node per distinct path of method keys from a root) in which a
+node's parent has a smaller index. It is built from the threads' exact calling-context trees
+(:mod:`jbgui.model.cct`) and re-merged by :func:`remerge` when transforms hide or re-root nodes
+(:mod:`jbgui.model.transforms`): every pass is over nodes, never over calls, so a transformed tree
+of a trace of hundreds of millions of calls costs a pass over its few million contexts.
+
+Weights: ``calls`` (calls of the node's own method in that context), and inclusive ``bytecodes``,
+``blocks`` and ``time`` (nanoseconds, interpolated between clock samples); a node's own weight is
+its inclusive weight less its children's. Exceptions ``thrown`` and ``caught`` are own quantities
+(a hidden frame's go to the visible frame that stands for it).
+
+Totals per method count recursion once: a method's total is the sum of inclusive weights of its
+*outermost* nodes (no ancestor of the same method), as profilers count it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numba
+import numpy as np
+
+from jbgui.model import cct as CCT
+from jbgui.model import derived
+from jbgui.model import replay_kernel as K
+
+WEIGHTS = ("bytecodes", "calls", "blocks", "time")
+_INCL = {"bytecodes": 0, "blocks": 1, "time": 2}
+_EMPTY = K.EMPTY
+_FOREST_FILE = "merged_cct.npz"
+_FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags")
+
+
+@numba.njit(cache=True)
+def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size):
+    """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
+    nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
+    nodes go to the node that stands for them."""
+    n = len(parent)
+    anc = np.empty(n, np.int64)
+    newid = np.empty(n, np.int64)
+    table_k = np.full(table_size, _EMPTY, np.int64)
+    table_v = np.zeros(table_size, np.int64)
+    o_parent = np.empty(n, np.int64)
+    o_key = np.empty(n, np.int64)
+    o_depth = np.empty(n, np.int64)
+    o_calls = np.zeros(n, np.int64)
+    o_incl = np.zeros((n, incl.shape[1]), np.int64)
+    o_own = np.zeros((n, own.shape[1]), np.int64)
+    o_flags = np.zeros(n, np.int64)
+    m = 0
+    for i in range(n):
+        p = parent[i]
+        a = -1
+        if p >= 0:
+            a = p if visible[p] else anc[p]
+        anc[i] = a
+        if not kept[i]:
+            newid[i] = -1
+            continue
+        if visible[i]:
+            np_ = -1
+            if not root[i] and a >= 0:
+                np_ = newid[a]
+            packed = ((np_ + 1) << 32) | key[i]
+            slot = K._slot(table_k, packed)
+            if table_k[slot] == _EMPTY:
+                node = m
+                m += 1
+                table_k[slot] = packed
+                table_v[slot] = node
+                o_parent[node] = np_
+                o_key[node] = key[i]
+                o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
+            else:
+                node = table_v[slot]
+            newid[i] = node
+            o_calls[node] += calls[i]
+            o_incl[node] += incl[i]
+            o_own[node] += own[i]
+            o_flags[node] |= flags[i]
+        else:
+            t = newid[a] if a >= 0 else -1
+            newid[i] = t
+            if t >= 0:
+                o_own[t] += own[i]
+    return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags
+
+
+@numba.njit(cache=True)
+def _subtract_children(parent, incl):
+    """Own weights: inclusive less the children's inclusive."""
+    own = incl.copy()
+    for i in range(len(parent)):
+        p = parent[i]
+        if p >= 0:
+            own[p] -= incl[i]
+    return own
+
+
+@numba.njit(cache=True)
+def _subtree_sums(parent, values):
+    """Inclusive sums of a per-node value (children have larger indices than their parent)."""
+    out = values.copy()
+    for i in range(len(parent) - 1, -1, -1):
+        p = parent[i]
+        if p >= 0:
+            out[p] += out[i]
+    return out
+
+
+@numba.njit(cache=True)
+def _outermost(child_start, child_list, roots, group):
+    """True for nodes with no ancestor in the same group (method, class...): a depth-first walk
+    that counts, per group, how many of the current path's nodes belong to it."""
+    n = len(group)
+    out = np.zeros(n, np.bool_)
+    if n == 0:
+        return out
+    active = np.zeros(group.max() + 1, np.int64)
+    stack_node = np.empty(n + 1, np.int64)
+    stack_next = np.empty(n + 1, np.int64)
+    for r in roots:
+        top = 0
+        stack_node[0] = r
+        stack_next[0] = child_start[r]
+        out[r] = active[group[r]] == 0
+        active[group[r]] += 1
+        while top >= 0:
+            node = stack_node[top]
+            nxt = stack_next[top]
+            if nxt < child_start[node + 1]:
+                stack_next[top] = nxt + 1
+                c = child_list[nxt]
+                out[c] = active[group[c]] == 0
+                active[group[c]] += 1
+                top += 1
+                stack_node[top] = c
+                stack_next[top] = child_start[c]
+            else:
+                active[group[node]] -= 1
+                top -= 1
+    return out
+
+
+@dataclass
+class Tree:
+    """A merged calling-context tree (see the module's docstring). ``incl`` columns are
+    bytecodes, blocks, time; ``own`` columns are thrown, caught."""
+
+    parent: np.ndarray
+    key: np.ndarray
+    depth: np.ndarray
+    calls: np.ndarray
+    incl: np.ndarray     # (n, 3) int64
+    own_counts: np.ndarray  # (n, 2) int64: exceptions thrown, caught
+    flags: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    # ------------------------------------------------------------------ weights
+
+    def inclusive(self, weight: str = "bytecodes") -> np.ndarray:
+        """Inclusive weight per node (for ``calls``: calls in the node's subtree, itself included)."""
+        if weight == "calls":
+            return self._incl_calls
+        return self.incl[:, _INCL[weight]]
+
+    def own(self, weight: str = "bytecodes") -> np.ndarray:
+        """Own weight per node (for ``calls``: the node's own calls)."""
+        if weight == "calls":
+            return self.calls
+        return self._own[:, _INCL[weight]]
+
+    @cached_property
+    def _incl_calls(self) -> np.ndarray:
+        return _subtree_sums(self.parent, self.calls)
+
+    @cached_property
+    def _own(self) -> np.ndarray:
+        return _subtract_children(self.parent, self.incl)
+
+    @property
+    def thrown(self) -> np.ndarray:
+        return self.own_counts[:, 0]
+
+    @property
+    def caught(self) -> np.ndarray:
+        return self.own_counts[:, 1]
+
+    # ------------------------------------------------------------------ structure
+
+    @cached_property
+    def roots(self) -> np.ndarray:
+        return np.flatnonzero(self.parent < 0)
+
+    @cached_property
+    def _children(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR: children of node i are ``child_list[child_start[i]:child_start[i+1]]``, in node order."""
+        n = len(self.parent)
+        has = self.parent >= 0
+        idx = np.flatnonzero(has)
+        order = idx[np.argsort(self.parent[idx], kind="stable")]
+        counts = np.bincount(self.parent[idx], minlength=n) if n else np.zeros(0, np.int64)
+        start = np.zeros(n + 1, np.int64)
+        np.cumsum(counts, out=start[1:])
+        return start, order.astype(np.int64)
+
+    def children(self, node: int) -> np.ndarray:
+        """Children of ``node`` (-1: the roots), in node order."""
+        if node < 0:
+            return self.roots
+        start, lst = self._children
+        return lst[start[node]:start[node + 1]]
+
+    def path(self, node: int) -> tuple[int, ...]:
+        """Keys from the root to ``node``."""
+        out = []
+        while node >= 0:
+            out.append(int(self.key[node]))
+            node = int(self.parent[node])
+        return tuple(reversed(out))
+
+    def find_path(self, path: tuple[int, ...]) -> int:
+        """The node with these keys from a root, or -1."""
+        node = -1
+        for k in path:
+            kids = self.children(node)
+            hit = kids[self.key[kids] == k]
+            if not len(hit):
+                return -1
+            node = int(hit[0])
+        return node
+
+    def outermost(self, group: np.ndarray | None = None) -> np.ndarray:
+        """Per node: no ancestor in the same group (default: the same method key)."""
+        if group is None:
+            return self._outermost_keys
+        start, lst = self._children
+        return _outermost(start, lst, self.roots, np.asarray(group, np.int64))
+
+    @cached_property
+    def _outermost_keys(self) -> np.ndarray:
+        _uniq, dense = np.unique(self.key, return_inverse=True)
+        start, lst = self._children
+        return _outermost(start, lst, self.roots, dense.astype(np.int64).ravel())
+
+    @cached_property
+    def nodes_by_key(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(keys, start, nodes): nodes of ``keys[i]`` are ``nodes[start[i]:start[i+1]]``."""
+        order = np.argsort(self.key, kind="stable")
+        keys, first = np.unique(self.key[order], return_index=True)
+        start = np.append(first, len(order)).astype(np.int64)
+        return keys, start, order
+
+    def nodes_of(self, key: int) -> np.ndarray:
+        keys, start, nodes = self.nodes_by_key
+        i = int(np.searchsorted(keys, key))
+        if i >= len(keys) or keys[i] != key:
+            return np.zeros(0, np.int64)
+        return nodes[start[i]:start[i + 1]]
+
+    def total(self, weight: str = "bytecodes") -> int:
+        """The whole tree's weight (sum over roots)."""
+        return int(self.inclusive(weight)[self.roots].sum())
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_cct(cls, c: dict[str, np.ndarray]) -> Tree:
+        n = len(c["parent"])
+        incl = np.zeros((n, 3), np.int64)
+        incl[:, 0] = c["incl_bytecodes"]
+        incl[:, 1] = c["incl_blocks"]
+        incl[:, 2] = c["incl_time"]
+        own = np.zeros((n, 2), np.int64)
+        own[:, 0] = c["thrown"]
+        own[:, 1] = c["caught"]
+        return cls(np.asarray(c["parent"], np.int64), np.asarray(c["key"], np.int64),
+                   np.asarray(c["depth"], np.int64), np.asarray(c["calls"], np.int64), incl, own,
+                   np.asarray(c["flags"], np.int64))
+
+    @classmethod
+    def concat(cls, trees: list[Tree]) -> Tree:
+        """Trees side by side (node ids shifted), not yet merged."""
+        if not trees:
+            z = np.zeros(0, np.int64)
+            return cls(z, z, z, z, np.zeros((0, 3), np.int64), np.zeros((0, 2), np.int64), z)
+        parents, offset = [], 0
+        for t in trees:
+            parents.append(np.where(t.parent >= 0, t.parent + offset, -1))
+            offset += len(t)
+        return cls(np.concatenate(parents), *(np.concatenate([getattr(t, f) for t in trees])
+                                               for f in ("key", "depth", "calls", "incl", "own_counts", "flags")))
+
+    def remerge(self, visible: np.ndarray | None = None, root: np.ndarray | None = None,
+                kept: np.ndarray | None = None) -> Tree:
+        """The tree with hidden nodes removed (children attached to the nearest visible
+        ancestor), ``root`` nodes made roots, nodes outside ``kept`` dropped, and identical
+        paths merged."""
+        n = len(self)
+        visible = np.ones(n, np.bool_) if visible is None else np.asarray(visible, np.bool_)
+        root = np.zeros(n, np.bool_) if root is None else np.asarray(root, np.bool_)
+        kept = np.ones(n, np.bool_) if kept is None else np.asarray(kept, np.bool_)
+        size = 1 << max(4, int(2 * max(n, 1)).bit_length())
+        m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
+                            self.flags, size)
+        return Tree(*(c[:m].copy() for c in cols))
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"parent": self.parent, "key": self.key, "depth": self.depth, "calls": self.calls,
+                "incl": self.incl, "own": self.own_counts, "flags": self.flags}
+
+
+def thread_tree(thread) -> Tree:
+    """The merged tree of one :class:`~jbgui.model.analysis.ThreadReplay` (its exact CCT)."""
+    return Tree.from_cct(CCT.for_thread(thread))
+
+
+def run_tree(analysis, threads=None) -> Tree:
+    """The merged tree of the whole run (every thread's paths merged), or of ``threads``
+    (indices). The whole run's tree is cached beside the replay."""
+    chosen = analysis.threads if threads is None else [analysis.thread(i) for i in threads]
+    if len(chosen) == 1:
+        return thread_tree(chosen[0])
+
+    def build() -> dict[str, np.ndarray]:
+        return Tree.concat([thread_tree(t) for t in chosen]).remerge().to_arrays()
+    directory = analysis.cache_dir if threads is None else None
+    a = derived.load_or_compute(directory, _FOREST_FILE, _FOREST_KEYS, build)
+    return Tree(a["parent"], a["key"], a["depth"], a["calls"], a["incl"], a["own"], a["flags"])
+
+
+# ---------------------------------------------------------------------- inverted and butterfly
+
+
+@dataclass
+class CallerPath:
+    """One node of the inverted tree: the suffix ``keys`` (the method first, then its caller,
+    the caller's caller...), the merged-tree nodes of the method it covers (``origins``) and
+    their ancestors at the suffix's last key (``current``)."""
+
+    keys: tuple[int, ...]
+    origins: np.ndarray
+    current: np.ndarray
+    calls: int
+    self_weight: int
+
+
+class InvertedTree:
+    """Callers (bottom-up): methods by own weight; a method's children are the methods that
+    called it, each with the own weight and calls of the method that came through that path."""
+
+    def __init__(self, tree: Tree, weight: str = "bytecodes"):
+        self.tree = tree
+        self.weight = weight
+        self._own = tree.own(weight)
+
+    def _group(self, keys_prefix: tuple[int, ...], origins: np.ndarray, current: np.ndarray,
+               group_keys: np.ndarray, append: bool) -> list[CallerPath]:
+        if not len(origins):
+            return []
+        order = np.argsort(group_keys, kind="stable")
+        gk = group_keys[order]
+        uniq, first = np.unique(gk, return_index=True)
+        bounds = np.append(first, len(order))
+        w = self._own[origins][order]
+        c = self.tree.calls[origins][order]
+        ws = np.add.reduceat(w, first) if len(first) else w[:0]
+        cs = np.add.reduceat(c, first) if len(first) else c[:0]
+        out = []
+        for i, k in enumerate(uniq):
+            sl = order[bounds[i]:bounds[i + 1]]
+            keys = keys_prefix + (int(k),) if append else (int(k),)
+            out.append(CallerPath(keys, origins[sl], current[sl], int(cs[i]), int(ws[i])))
+        out.sort(key=lambda p: (-p.self_weight, -p.calls, p.keys[-1]))
+        return out
+
+    def roots(self) -> list[CallerPath]:
+        """Every method, by own weight (heaviest first)."""
+        nodes = np.arange(len(self.tree), dtype=np.int64)
+        return self._group((), nodes, nodes, self.tree.key, append=False)
+
+    def callers(self, item: CallerPath) -> list[CallerPath]:
+        """The methods that called ``item``'s path, each with what came through it."""
+        parents = self.tree.parent[item.current]
+        has = parents >= 0
+        return self._group(item.keys, item.origins[has], parents[has], self.tree.key[parents[has]], append=True)
+
+    def top_level_share(self, item: CallerPath) -> tuple[int, int]:
+        """(calls, own weight) of ``item``'s method reached with no further caller (a root)."""
+        top = self.tree.parent[item.current] < 0
+        return int(self.tree.calls[item.origins[top]].sum()), int(self._own[item.origins[top]].sum())
+
+
+@dataclass
+class Neighbour:
+    """A caller or callee of a method in the butterfly: its key (-1: no caller, a thread's
+    root), the calls across that edge and the weight (the method's inclusive weight through
+    that caller, or the callee's inclusive weight under the method)."""
+
+    key: int
+    calls: int
+    weight: int
+
+
+def butterfly(tree: Tree, key: int, weight: str = "bytecodes") -> dict:
+    """Callers and callees of the method ``key`` with calls and inclusive weights per edge, and
+    the method's own calls, own weight and (recursion counted once) total weight."""
+    nodes = tree.nodes_of(key)
+    incl = tree.inclusive(weight) if weight != "calls" else tree.calls
+    parents = tree.parent[nodes]
+    caller_keys = np.where(parents >= 0, tree.key[np.maximum(parents, 0)], -1)
+    callers = _sum_by(caller_keys, tree.calls[nodes], incl[nodes])
+    start, lst = tree._children
+    kids = np.concatenate([lst[start[n]:start[n + 1]] for n in nodes]) if len(nodes) else np.zeros(0, np.int64)
+    callees = _sum_by(tree.key[kids], tree.calls[kids], incl[kids])
+    outer = nodes[tree.outermost()[nodes]]
+    return {"key": int(key), "calls": int(tree.calls[nodes].sum()), "self": int(tree.own(weight)[nodes].sum()),
+            "total": int(tree.inclusive(weight)[outer].sum()), "callers": callers, "callees": callees}
+
+
+def _sum_by(keys: np.ndarray, calls: np.ndarray, weight: np.ndarray) -> list[Neighbour]:
+    if not len(keys):
+        return []
+    uniq, inv = np.unique(keys, return_inverse=True)
+    c = np.bincount(inv, weights=calls, minlength=len(uniq)).astype(np.int64)
+    w = np.zeros(len(uniq), np.int64)
+    np.add.at(w, inv, weight)
+    out = [Neighbour(int(k), int(a), int(b)) for k, a, b in zip(uniq, c, w)]
+    out.sort(key=lambda x: (-x.weight, -x.calls, x.key))
+    return out
+
+
+def key_name(statics, key: int) -> str:
+    """``pkg.Cls.name(desc)`` of a node key; a native/untraced call by its call site."""
+    key = int(key)
+    if key == -1:
+        return "(thread root)"
+    if key >= CCT.SYNTHETIC_KEY:
+        return statics.site_qualified(key - CCT.SYNTHETIC_KEY) + " [native/untraced]"
+    return statics.method_qualified(key) or f"<method {key}>"
