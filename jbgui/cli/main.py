@@ -17,10 +17,11 @@ from types import ModuleType
 
 from jbgui import __version__
 from jbgui.cli import calls, check, dump, export, record, stats
+from jbgui.cli import methods, tree
 from jbgui.cli.trace_input import TraceInputError
 from jbgui.launch import LaunchError
 
-SUBCOMMANDS: tuple[ModuleType, ...] = (record, dump, check, calls, stats, export)
+SUBCOMMANDS: tuple[ModuleType, ...] = (record, dump, check, calls, stats, export, methods, tree)
 
 USAGE_ERROR = 2
 

@@ -28,8 +28,8 @@ SORTS = {"calls": "calls", "self": "self_bytecodes", "total": "total_bytecodes"}
 
 @dataclass
 class MethodsTable:
-    """One row per group: ``names[i]``, ``keys[i]`` (a method key for the method grouping, else
-    -1) and one int64 array per column of :data:`COLUMNS`; ``run`` holds the tree's totals
+    """One row per group: ``names[i]``, ``keys[i]`` (a method key for the method grouping —
+    for native/untraced calls, one of the call sites' keys — else -1) and one int64 array per column of :data:`COLUMNS`; ``run`` holds the tree's totals
     (bytecodes, blocks, time, calls) for shares."""
 
     group: str
@@ -86,9 +86,13 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         raise ValueError(f"group must be one of {', '.join(GROUPS)}")
     keys = tree.key
     if group == "method":
-        uniq, inv = np.unique(keys, return_inverse=True)
-        names = [MT.key_name(statics, k) for k in uniq]
-        row_keys = uniq.astype(np.int64)
+        uniq, kinv = np.unique(keys, return_inverse=True)
+        # native/untraced calls from different call sites to one target share a name and a row
+        labels = np.array([MT.key_name(statics, k) for k in uniq], dtype=object)
+        names_u, first, linv = np.unique(labels, return_index=True, return_inverse=True)
+        inv = linv.ravel()[kinv.ravel()]
+        names = [str(n) for n in names_u]
+        row_keys = uniq[first].astype(np.int64)
     else:
         cls = _class_of_key(statics, keys)
         ucls, cinv = np.unique(cls, return_inverse=True)
@@ -108,7 +112,7 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         row_keys = np.full(len(names), -1, np.int64)
     inv = inv.ravel().astype(np.int64)
     n = len(names)
-    outer = tree.outermost(inv) if group != "method" else tree.outermost()
+    outer = tree.outermost(inv)
 
     def total(values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         if mask is not None:
