@@ -158,7 +158,7 @@ def load_or_compute(calls, directory: Path | None, synthetic_mask: int) -> dict[
     The dict also holds ``capped`` (a one-element bool array, always False: the tree is exact)."""
     def build() -> dict[str, np.ndarray]:
         return {**compute(calls, synthetic_mask), "capped": np.array([False])}
-    return derived.load_or_compute(directory, _FILE, (*FIELDS, "capped"), build)
+    return derived.load_or_compute(directory, _FILE, (*FIELDS, "capped"), build, _exact)
 
 
 def for_thread(thread) -> dict[str, np.ndarray]:
@@ -171,4 +171,9 @@ def for_thread(thread) -> dict[str, np.ndarray]:
         return {**fields, "capped": np.array([False])}
     if not len(calls):
         return {name: np.zeros(0, np.int64) for name in FIELDS + EXTRA_FIELDS} | {"capped": np.array([False])}
-    return derived.load_or_compute(calls.directory, _FILE, (*FIELDS, *EXTRA_FIELDS, "capped"), build)
+    return derived.load_or_compute(calls.directory, _FILE, (*FIELDS, *EXTRA_FIELDS, "capped"), build, _exact)
+
+
+def _exact(arrays: dict[str, np.ndarray]) -> bool:
+    """A tree cached by a version that capped it is computed again."""
+    return not bool(np.asarray(arrays["capped"]).any())

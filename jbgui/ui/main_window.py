@@ -116,6 +116,7 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.cancel_button.hide()
 
+        self._add_aggregated_views()
         self._make_menus()
         self.selection.callSelected.connect(self._call_selected)
         self.selection.methodSelected.connect(self._method_selected)
@@ -182,6 +183,14 @@ class MainWindow(QMainWindow):
         dock.show()
         dock.raise_()
         dock.widget().setFocus()
+
+    # ------------------------------------------------------------------ aggregated views (issue 11)
+
+    def _add_aggregated_views(self) -> None:
+        """The methods table, merged tree, callers, butterfly and flame graph, in one tab."""
+        from jbgui.ui.aggregate_panel import AggregatePanel
+        self.aggregated = AggregatePanel(self.selection)
+        self.tabs.addTab(self.aggregated, "Aggregated")
 
     # ------------------------------------------------------------------ opening traces
 
@@ -263,6 +272,7 @@ class MainWindow(QMainWindow):
         self.timeline.set_model(loaded.timeline if loaded else None, loaded.analysis if loaded else None)
         self.calltree.set_analysis(loaded.analysis if loaded else None)
         self.method_view.set_trace(loaded)
+        self.aggregated.set_analysis(loaded.analysis if loaded else None)
         self.setWindowTitle(f"{loaded.path.name} — jbgui" if loaded else "jbgui")
         if loaded is not None:
             self.tabs.setCurrentWidget(self.summary)
