@@ -1,8 +1,8 @@
 """Flame-graph layout of a merged tree: one rectangle per node, ``x`` and ``width`` in units of
 the chosen weight (bytecodes, calls, blocks, time), ``depth`` from the root. Children are laid
-left to right heaviest first, inside their parent, so a zoom on a frame is the rectangles whose
+left to right in the order they first ran, inside their parent, so a zoom on a frame is the rectangles whose
 ``x`` falls inside it. What the screen cannot show apart (frames narrower than a pixel) is merged
-here, per parent, into one rectangle, so a view draws at most a few rectangles per pixel column.
+here, per pixel column and row, into one rectangle, so a view draws at most a few rectangles per pixel column.
 
 The layout is computed for a tree of the whole run, one thread or a call's subtree
 (:func:`call_subtree_tree`).
@@ -23,10 +23,20 @@ MERGED_KEY = -3
 
 
 @numba.njit(cache=True)
-def _place(parent, offset, x):
-    for i in range(len(parent)):
+def _place(parent, width, x):
+    """Children side by side inside their parent, in node order (the order they first ran):
+    one pass, since a parent's index is smaller than its children's."""
+    n = len(parent)
+    used = np.zeros(n, np.int64)
+    roots_used = 0
+    for i in range(n):
         p = parent[i]
-        x[i] = offset[i] + (x[p] if p >= 0 else 0)
+        if p >= 0:
+            x[i] = x[p] + used[p]
+            used[p] += width[i]
+        else:
+            x[i] = roots_used
+            roots_used += width[i]
 
 
 @dataclass
@@ -56,42 +66,48 @@ class FlameLayout:
     def rects(self, zoom: int = -1, x0: float | None = None, x1: float | None = None,
               min_width: float = 0.0) -> dict[str, np.ndarray]:
         """What to draw when zoomed on ``zoom`` (-1: everything), for the visible span
-        [x0, x1) in weight units, with frames narrower than ``min_width`` merged per parent into
-        one rectangle of key :data:`MERGED_KEY`. Returns arrays ``node`` (-1 for merged),
-        ``key``, ``x``, ``width``, ``depth`` (depth and x relative to the zoomed frame)."""
-        nodes = self.subtree(zoom) if zoom >= 0 else np.arange(len(self.x))
-        base_x = self.x[zoom] if zoom >= 0 else 0
-        base_d = self.depth[zoom] if zoom >= 0 else 0
-        x = self.x[nodes] - base_x
-        w = self.width[nodes]
-        d = self.depth[nodes] - base_d
-        keep = w > 0
-        if x0 is not None:
-            keep &= x + w > x0
-        if x1 is not None:
-            keep &= x < x1
-        nodes, x, w, d = nodes[keep], x[keep], w[keep], d[keep]
-        wide = w >= min_width
-        small = ~wide
-        out_nodes, out_x, out_w, out_d = nodes[wide], x[wide], w[wide], d[wide]
-        if small.any():
-            parents = self.tree.parent[nodes[small]]
-            pw = np.where(parents >= 0, self.width[np.maximum(parents, 0)], min_width)
-            # only the narrow children of a drawn (wide) parent stand for something
-            lead = pw >= min_width
-            sp = parents[lead]
-            sx, sw, sd = x[small][lead], w[small][lead], d[small][lead]
-            if len(sp):
-                uniq, inv = np.unique(sp, return_inverse=True)
-                gx = np.full(len(uniq), np.iinfo(np.int64).max)
-                np.minimum.at(gx, inv, sx)
-                gw = np.bincount(inv, weights=sw, minlength=len(uniq)).astype(np.int64)
-                gd = np.zeros(len(uniq), np.int64)
-                gd[inv] = sd
-                out_nodes = np.concatenate([out_nodes, np.full(len(uniq), -1)])
-                out_x = np.concatenate([out_x, gx])
-                out_w = np.concatenate([out_w, gw])
-                out_d = np.concatenate([out_d, gd])
+        [x0, x1) in zoomed weight units, with the frames narrower than ``min_width`` (a pixel)
+        under a drawn frame merged into one rectangle per pixel column and row, of key
+        :data:`MERGED_KEY`. Returns arrays ``node`` (-1 for
+        merged), ``key``, ``x``, ``width``, ``depth`` (depth and x relative to the zoomed frame)."""
+        base_x = int(self.x[zoom]) if zoom >= 0 else 0
+        base_d = int(self.depth[zoom]) if zoom >= 0 else 0
+        span = int(self.width[zoom]) if zoom >= 0 else self.total
+        lo = base_x + (x0 if x0 is not None else 0)
+        hi = base_x + (x1 if x1 is not None else span)
+        hi = min(hi, base_x + span)
+        width, x = self.width, self.x
+        # everything the screen shows is at least min_width wide or the child of such a frame
+        wide = width >= max(min_width, 1)
+        wide_nodes = np.flatnonzero(wide)
+        inside = (x[wide_nodes] < hi) & (x[wide_nodes] + width[wide_nodes] > lo) & (self.depth[wide_nodes] >= base_d)
+        if zoom >= 0:
+            inside &= (x[wide_nodes] >= base_x) & (x[wide_nodes] < base_x + span)
+        nodes = wide_nodes[inside]
+        out_x, out_w, out_d = x[nodes] - base_x, width[nodes], self.depth[nodes] - base_d
+        out_nodes = nodes
+        drawn = np.zeros(len(x), np.bool_)
+        drawn[nodes] = True
+        parent = self.tree.parent
+        small = np.flatnonzero(~wide & (width > 0) & (parent >= 0))
+        if len(small):
+            small = small[drawn[parent[small]]]
+        if len(small):
+            # one rectangle per pixel column and row: the narrow frames there, merged
+            step = max(min_width, 1)
+            col = ((x[small] - base_x) // step).astype(np.int64)
+            cols = int(span // step) + 2
+            bucket = (self.depth[small] - base_d) * cols + col
+            uniq, inv = np.unique(bucket, return_inverse=True)
+            inv = inv.ravel()
+            gx = np.full(len(uniq), np.iinfo(np.int64).max)
+            np.minimum.at(gx, inv, x[small] - base_x)
+            gw = np.bincount(inv, weights=width[small], minlength=len(uniq)).astype(np.int64)
+            gw = np.maximum(np.minimum(gw, int(step)), 1)
+            out_nodes = np.concatenate([out_nodes, np.full(len(uniq), -1)])
+            out_x = np.concatenate([out_x, gx])
+            out_w = np.concatenate([out_w, gw])
+            out_d = np.concatenate([out_d, uniq // cols])
         keys = np.where(out_nodes >= 0, self.tree.key[np.maximum(out_nodes, 0)], MERGED_KEY)
         return {"node": out_nodes, "key": keys, "x": out_x, "width": out_w, "depth": out_d}
 
@@ -108,22 +124,12 @@ class FlameLayout:
 
 
 def layout(tree: MT.Tree, weight: str = "bytecodes") -> FlameLayout:
-    """Lay out every node of ``tree`` (children heaviest first)."""
-    width = np.asarray(tree.inclusive(weight), np.int64)
+    """Lay out every node of ``tree``; siblings left to right in the order they first ran."""
+    width = np.ascontiguousarray(tree.inclusive(weight), np.int64)
     n = len(tree)
     x = np.zeros(n, np.int64)
     if n:
-        # siblings sorted by parent, then heaviest first: offsets are running sums per parent
-        order = np.lexsort((np.arange(n), -width, tree.parent))
-        w_sorted = width[order]
-        csum = np.cumsum(w_sorted) - w_sorted
-        par = tree.parent[order]
-        first = np.ones(n, np.bool_)
-        first[1:] = par[1:] != par[:-1]
-        group_start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
-        offset = np.empty(n, np.int64)
-        offset[order] = csum - csum[group_start]
-        _place(tree.parent, offset, x)
+        _place(tree.parent, width, x)
     total = int(width[tree.roots].sum()) if n else 0
     return FlameLayout(tree, weight, x, width, np.asarray(tree.depth, np.int64), total)
 

@@ -40,9 +40,23 @@ _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags")
 def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size):
     """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
     nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
-    nodes go to the node that stands for them."""
+    nodes go to the node that stands for them.
+
+    Only paths that can collide are looked up in a hash table: under a new node that stands for
+    exactly one old node which receives no hidden node's children, the new children are that old
+    node's children, whose keys differ, so they are created directly. Transforms hide few nodes
+    of a big tree, so most nodes take the direct way."""
     n = len(parent)
     anc = np.empty(n, np.int64)
+    receives = np.zeros(n, np.bool_)
+    for i in range(n):
+        p = parent[i]
+        a = -1
+        if p >= 0:
+            a = p if visible[p] else anc[p]
+        anc[i] = a
+        if kept[i] and not visible[i] and a >= 0:
+            receives[a] = True
     newid = np.empty(n, np.int64)
     table_k = np.full(table_size, _EMPTY, np.int64)
     table_v = np.zeros(table_size, np.int64)
@@ -53,13 +67,10 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
     o_incl = np.zeros((n, incl.shape[1]), np.int64)
     o_own = np.zeros((n, own.shape[1]), np.int64)
     o_flags = np.zeros(n, np.int64)
+    pure = np.zeros(n, np.bool_)
     m = 0
     for i in range(n):
-        p = parent[i]
-        a = -1
-        if p >= 0:
-            a = p if visible[p] else anc[p]
-        anc[i] = a
+        a = anc[i]
         if not kept[i]:
             newid[i] = -1
             continue
@@ -67,28 +78,39 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             np_ = -1
             if not root[i] and a >= 0:
                 np_ = newid[a]
-            packed = ((np_ + 1) << 32) | key[i]
-            slot = K._slot(table_k, packed)
-            if table_k[slot] == _EMPTY:
+            if np_ >= 0 and pure[np_]:
                 node = m
                 m += 1
-                table_k[slot] = packed
-                table_v[slot] = node
                 o_parent[node] = np_
                 o_key[node] = key[i]
-                o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
+                o_depth[node] = o_depth[np_] + 1
+                pure[node] = not receives[i]
             else:
-                node = table_v[slot]
+                packed = ((np_ + 1) << 32) | key[i]
+                slot = K._slot(table_k, packed)
+                if table_k[slot] == _EMPTY:
+                    node = m
+                    m += 1
+                    table_k[slot] = packed
+                    table_v[slot] = node
+                    o_parent[node] = np_
+                    o_key[node] = key[i]
+                    o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
+                else:
+                    node = table_v[slot]
             newid[i] = node
             o_calls[node] += calls[i]
-            o_incl[node] += incl[i]
-            o_own[node] += own[i]
+            for c in range(incl.shape[1]):
+                o_incl[node, c] += incl[i, c]
+            for c in range(own.shape[1]):
+                o_own[node, c] += own[i, c]
             o_flags[node] |= flags[i]
         else:
             t = newid[a] if a >= 0 else -1
             newid[i] = t
             if t >= 0:
-                o_own[t] += own[i]
+                for c in range(own.shape[1]):
+                    o_own[t, c] += own[i, c]
     return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags
 
 
@@ -99,8 +121,29 @@ def _subtract_children(parent, incl):
     for i in range(len(parent)):
         p = parent[i]
         if p >= 0:
-            own[p] -= incl[i]
+            for c in range(incl.shape[1]):
+                own[p, c] -= incl[i, c]
     return own
+
+
+@numba.njit(cache=True)
+def _csr(parent):
+    """Children lists in node order (a counting sort by parent)."""
+    n = len(parent)
+    start = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        if parent[i] >= 0:
+            start[parent[i] + 1] += 1
+    for i in range(n):
+        start[i + 1] += start[i]
+    fill = start[:-1].copy()
+    out = np.empty(start[n], np.int64)
+    for i in range(n):
+        p = parent[i]
+        if p >= 0:
+            out[fill[p]] = i
+            fill[p] += 1
+    return start, out
 
 
 @numba.njit(cache=True)
@@ -187,6 +230,11 @@ class Tree:
         return _subtract_children(self.parent, self.incl)
 
     @property
+    def own_matrix(self) -> np.ndarray:
+        """Own bytecodes, blocks, time per node, as (n, 3)."""
+        return self._own
+
+    @property
     def thrown(self) -> np.ndarray:
         return self.own_counts[:, 0]
 
@@ -203,14 +251,7 @@ class Tree:
     @cached_property
     def _children(self) -> tuple[np.ndarray, np.ndarray]:
         """CSR: children of node i are ``child_list[child_start[i]:child_start[i+1]]``, in node order."""
-        n = len(self.parent)
-        has = self.parent >= 0
-        idx = np.flatnonzero(has)
-        order = idx[np.argsort(self.parent[idx], kind="stable")]
-        counts = np.bincount(self.parent[idx], minlength=n) if n else np.zeros(0, np.int64)
-        start = np.zeros(n + 1, np.int64)
-        np.cumsum(counts, out=start[1:])
-        return start, order.astype(np.int64)
+        return _csr(self.parent)
 
     def children(self, node: int) -> np.ndarray:
         """Children of ``node`` (-1: the roots), in node order."""
@@ -247,9 +288,20 @@ class Tree:
 
     @cached_property
     def _outermost_keys(self) -> np.ndarray:
-        _uniq, dense = np.unique(self.key, return_inverse=True)
         start, lst = self._children
-        return _outermost(start, lst, self.roots, dense.astype(np.int64).ravel())
+        return _outermost(start, lst, self.roots, self.dense_keys[1])
+
+    @cached_property
+    def dense_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct keys sorted, index of each node's key among them), without a sort of the
+        nodes: keys are small integers."""
+        if not len(self.key):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        present = np.zeros(int(self.key.max()) + 1, np.bool_)
+        present[self.key] = True
+        keys = np.flatnonzero(present)
+        index = np.cumsum(present) - 1
+        return keys.astype(np.int64), index[self.key].astype(np.int64)
 
     @cached_property
     def nodes_by_key(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -311,7 +363,8 @@ class Tree:
         size = 1 << max(4, int(2 * max(n, 1)).bit_length())
         m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
                             self.flags, size)
-        return Tree(*(c[:m].copy() for c in cols))
+        # views, not copies: copying a tree of millions of nodes costs more than the memory saved
+        return Tree(*(c[:m] for c in cols))
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {"parent": self.parent, "key": self.key, "depth": self.depth, "calls": self.calls,

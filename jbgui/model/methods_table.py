@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from jbgui.model import cct as CCT
@@ -72,6 +73,23 @@ class MethodsTable:
         return float(self.columns[column][i]) / total if total else 0.0
 
 
+@numba.njit(cache=True)
+def _group_sums(group, outer, calls, own, incl, counts, n):
+    """Per group: calls, own bytecodes/blocks/time, total (outermost nodes') bytecodes/blocks/time,
+    thrown, caught — one pass over the nodes, exact in int64."""
+    out = np.zeros((n, 9), np.int64)
+    for i in range(len(group)):
+        g = group[i]
+        out[g, 0] += calls[i]
+        for c in range(3):
+            out[g, 1 + c] += own[i, c]
+            if outer[i]:
+                out[g, 4 + c] += incl[i, c]
+        out[g, 7] += counts[i, 0]
+        out[g, 8] += counts[i, 1]
+    return out
+
+
 def _class_of_key(statics, keys: np.ndarray) -> np.ndarray:
     """Class id per key (-1 for native/untraced keys)."""
     out = np.full(len(keys), -1, np.int64)
@@ -86,7 +104,7 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         raise ValueError(f"group must be one of {', '.join(GROUPS)}")
     keys = tree.key
     if group == "method":
-        uniq, kinv = np.unique(keys, return_inverse=True)
+        uniq, kinv = tree.dense_keys
         # native/untraced calls from different call sites to one target share a name and a row
         labels = np.array([MT.key_name(statics, k) for k in uniq], dtype=object)
         names_u, first, linv = np.unique(labels, return_index=True, return_inverse=True)
@@ -94,8 +112,10 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         names = [str(n) for n in names_u]
         row_keys = uniq[first].astype(np.int64)
     else:
-        cls = _class_of_key(statics, keys)
-        ucls, cinv = np.unique(cls, return_inverse=True)
+        kuniq, kidx = tree.dense_keys
+        kcls = _class_of_key(statics, kuniq)
+        ucls, ucinv = np.unique(kcls, return_inverse=True)
+        cinv = ucinv.ravel()[kidx]
         labels = []
         for c in ucls:
             if c < 0:
@@ -114,16 +134,13 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
     n = len(names)
     outer = tree.outermost(inv)
 
-    def total(values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-        if mask is not None:
-            return np.bincount(inv[mask], weights=values[mask], minlength=n).astype(np.int64)
-        return np.bincount(inv, weights=values, minlength=n).astype(np.int64)
-
-    cols = {"calls": total(tree.calls)}
-    for weight in ("bytecodes", "blocks", "time"):
-        cols[f"self_{weight}"] = total(tree.own(weight))
-        cols[f"total_{weight}"] = total(tree.inclusive(weight), outer)
-    cols["thrown"] = total(tree.thrown)
-    cols["caught"] = total(tree.caught)
+    sums = _group_sums(inv, outer, tree.calls, tree.own_matrix, tree.incl,
+                       tree.own_counts, n)
+    cols = {"calls": sums[:, 0]}
+    for j, weight in enumerate(("bytecodes", "blocks", "time")):
+        cols[f"self_{weight}"] = sums[:, 1 + j]
+        cols[f"total_{weight}"] = sums[:, 4 + j]
+    cols["thrown"] = sums[:, 7]
+    cols["caught"] = sums[:, 8]
     run = {w: tree.total(w) for w in ("bytecodes", "blocks", "time", "calls")}
     return MethodsTable(group, names, row_keys, cols, run)

@@ -41,6 +41,8 @@ class FlameCanvas(QWidget):
         self.hues: np.ndarray | None = None
         self.palette_ = colors.slot_colors()
         self.drawn: dict[str, np.ndarray] | None = None
+        self._rects_key: tuple | None = None
+        self._rects: dict[str, np.ndarray] = {}
         self.setMouseTracking(True)
         self.setMinimumHeight(200)
 
@@ -60,7 +62,12 @@ class FlameCanvas(QWidget):
         span = self.span()
         if self.layout_ is None or span <= 0:
             return {k: np.zeros(0, np.int64) for k in ("node", "key", "x", "width", "depth")}
-        return self.layout_.rects(zoom=self.zoom, min_width=span / max(self.width(), 1))
+        # repaints (hover, tooltips, exposure) reuse the rectangles until the zoom or width changes
+        key = (id(self.layout_), self.zoom, self.width())
+        if self._rects_key != key:
+            self._rects = self.layout_.rects(zoom=self.zoom, min_width=span / max(self.width(), 1))
+            self._rects_key = key
+        return self._rects
 
     def _y(self, depth: np.ndarray | int):
         return (self.height() - (np.asarray(depth) + 1) * ROW_HEIGHT) if self.flipped else np.asarray(depth) * ROW_HEIGHT
