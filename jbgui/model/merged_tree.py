@@ -464,17 +464,21 @@ class Neighbour:
 
 
 def butterfly(tree: Tree, key: int, weight: str = "bytecodes") -> dict:
-    """Callers and callees of the method ``key`` with calls and inclusive weights per edge, and
-    the method's own calls, own weight and (recursion counted once) total weight."""
+    """Callers and callees of the method ``key``: calls across each edge (every call), and the
+    weight across it counted once per stack — a caller's weight is the method's inclusive weight
+    in its outermost invocations made by that caller (so the callers' weights add up to the
+    method's total), a callee's the inclusive weight of its outermost invocations made by the
+    method. Also the method's calls, own weight and total (recursion counted once)."""
     nodes = tree.nodes_of(key)
     incl = tree.inclusive(weight) if weight != "calls" else tree.calls
+    outermost = tree.outermost()
     parents = tree.parent[nodes]
     caller_keys = np.where(parents >= 0, tree.key[np.maximum(parents, 0)], -1)
-    callers = _sum_by(caller_keys, tree.calls[nodes], incl[nodes])
+    callers = _sum_by(caller_keys, tree.calls[nodes], np.where(outermost[nodes], incl[nodes], 0))
     start, lst = tree._children
     kids = np.concatenate([lst[start[n]:start[n + 1]] for n in nodes]) if len(nodes) else np.zeros(0, np.int64)
-    callees = _sum_by(tree.key[kids], tree.calls[kids], incl[kids])
-    outer = nodes[tree.outermost()[nodes]]
+    callees = _sum_by(tree.key[kids], tree.calls[kids], np.where(outermost[kids], incl[kids], 0))
+    outer = nodes[outermost[nodes]]
     return {"key": int(key), "calls": int(tree.calls[nodes].sum()), "self": int(tree.own(weight)[nodes].sum()),
             "total": int(tree.inclusive(weight)[outer].sum()), "callers": callers, "callees": callees}
 

@@ -15,6 +15,13 @@ from jbgui.ui.merged_tree_view import format_weight
 from jbgui.ui.selection import CallRef, Selection
 
 
+def short_name(qualified: str) -> str:
+    """``Class.method`` of ``pkg.Class.method(desc)`` (the full name is in the tooltip)."""
+    head = qualified.split("(", 1)[0]
+    tail = " [native/untraced]" if qualified.endswith("[native/untraced]") else ""
+    return ".".join(head.split(".")[-2:]) + tail
+
+
 class ButterflyView(LazyReload, QWidget):
     """Callers / method / callees of one method in the current aggregated tree."""
 
@@ -75,7 +82,7 @@ class ButterflyView(LazyReload, QWidget):
         total = self.data["total"] or 1
         for target, rows in ((self.callers, self.data["callers"]), (self.callees, self.data["callees"])):
             for n in rows:
-                item = QTreeWidgetItem([self.state.name(n.key), format_count(n.calls), format_weight(w, n.weight),
+                item = QTreeWidgetItem([short_name(self.state.name(n.key)), format_count(n.calls), format_weight(w, n.weight),
                                         f"{100.0 * n.weight / total:.1f}%"])
                 item.setData(0, Qt.ItemDataRole.UserRole, n.key)
                 item.setToolTip(0, self.state.name(n.key))

@@ -378,3 +378,14 @@ def test_flame_of_one_calls_subtree(analysis):
     assert tree.total() == int(thread.calls.incl_bytecodes[row])
     assert int(tree.calls.sum()) == 6
     assert tree.path(int(tree.roots[0])) == (b,)
+
+
+def test_butterfly_of_a_recursive_method_counts_each_stack_once(analysis, view):
+    tree = view.base(main_thread(analysis).index)
+    fact = mid(analysis, "Main.fact")
+    bf = MT.butterfly(tree, fact)
+    assert sum(n.weight for n in bf["callers"]) == bf["total"]
+    by_key = {n.key: n for n in bf["callers"]}
+    assert by_key[fact].calls == 5 and by_key[fact].weight == 0        # the nested calls
+    assert by_key[mid(analysis, "Main.main")].calls == 1
+    assert {n.key: n.calls for n in bf["callees"]}[fact] == 5
