@@ -37,7 +37,7 @@ _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags")
 
 
 @numba.njit(cache=True)
-def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size):
+def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size, roots_pure):
     """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
     nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
     nodes go to the node that stands for them.
@@ -45,7 +45,8 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
     Only paths that can collide are looked up in a hash table: under a new node that stands for
     exactly one old node which receives no hidden node's children, the new children are that old
     node's children, whose keys differ, so they are created directly. Transforms hide few nodes
-    of a big tree, so most nodes take the direct way."""
+    of a big tree, so most nodes take the direct way. ``roots_pure``: the new roots are the old
+    roots alone, whose keys differ (so they too are created directly)."""
     n = len(parent)
     anc = np.empty(n, np.int64)
     receives = np.zeros(n, np.bool_)
@@ -57,9 +58,28 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
         anc[i] = a
         if kept[i] and not visible[i] and a >= 0:
             receives[a] = True
+    # which nodes will need the hash table (purity does not depend on what the table finds):
+    # size the table for those alone
+    pure_old = np.zeros(n, np.bool_)
+    hashed = 0
+    for i in range(n):
+        if not (kept[i] and visible[i]):
+            continue
+        a = anc[i]
+        if root[i] or a < 0:
+            direct = roots_pure and not root[i]
+        else:
+            direct = pure_old[a]
+        if direct:
+            pure_old[i] = not receives[i]
+        else:
+            hashed += 1
+    size = 16
+    while size < 2 * hashed + 2:
+        size *= 2
     newid = np.empty(n, np.int64)
-    table_k = np.full(table_size, _EMPTY, np.int64)
-    table_v = np.zeros(table_size, np.int64)
+    table_k = np.full(size, _EMPTY, np.int64)
+    table_v = np.zeros(size, np.int64)
     o_parent = np.empty(n, np.int64)
     o_key = np.empty(n, np.int64)
     o_depth = np.empty(n, np.int64)
@@ -78,12 +98,12 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             np_ = -1
             if not root[i] and a >= 0:
                 np_ = newid[a]
-            if np_ >= 0 and pure[np_]:
+            if (np_ >= 0 and pure[np_]) or (np_ < 0 and roots_pure):
                 node = m
                 m += 1
                 o_parent[node] = np_
                 o_key[node] = key[i]
-                o_depth[node] = o_depth[np_] + 1
+                o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
                 pure[node] = not receives[i]
             else:
                 packed = ((np_ + 1) << 32) | key[i]
@@ -291,17 +311,26 @@ class Tree:
         start, lst = self._children
         return _outermost(start, lst, self.roots, self.dense_keys[1])
 
+    key_space: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _key_space(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct keys sorted, dense index per key value), shared by the trees derived from
+        this one (transforms never invent keys)."""
+        if self.key_space is None:
+            present = np.zeros(int(self.key.max()) + 1 if len(self.key) else 1, np.bool_)
+            present[self.key] = True
+            self.key_space = (np.flatnonzero(present).astype(np.int64), np.cumsum(present) - 1)
+        return self.key_space
+
     @cached_property
     def dense_keys(self) -> tuple[np.ndarray, np.ndarray]:
-        """(distinct keys sorted, index of each node's key among them), without a sort of the
-        nodes: keys are small integers."""
+        """(keys, index of each node's key among them), without a sort of the nodes: keys are
+        small integers. ``keys`` may hold keys no node of this tree has (a transform dropped
+        them)."""
         if not len(self.key):
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        present = np.zeros(int(self.key.max()) + 1, np.bool_)
-        present[self.key] = True
-        keys = np.flatnonzero(present)
-        index = np.cumsum(present) - 1
-        return keys.astype(np.int64), index[self.key].astype(np.int64)
+        keys, index = self._key_space()
+        return keys, index[self.key]
 
     @cached_property
     def nodes_by_key(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -361,10 +390,15 @@ class Tree:
         root = np.zeros(n, np.bool_) if root is None else np.asarray(root, np.bool_)
         kept = np.ones(n, np.bool_) if kept is None else np.asarray(kept, np.bool_)
         size = 1 << max(4, int(2 * max(n, 1)).bit_length())
+        top = self.roots
+        roots_pure = (not root.any() and bool(np.all(visible[top] | ~kept[top]))
+                      and len(np.unique(self.key[top])) == len(top))
         m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
-                            self.flags, size)
+                            self.flags, size, roots_pure)
         # views, not copies: copying a tree of millions of nodes costs more than the memory saved
-        return Tree(*(c[:m] for c in cols))
+        out = Tree(*(c[:m] for c in cols))
+        out.key_space = self._key_space()
+        return out
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {"parent": self.parent, "key": self.key, "depth": self.depth, "calls": self.calls,

@@ -130,7 +130,7 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         inv = linv.ravel()[cinv.ravel()]
         names = [str(n) for n in names_u]
         row_keys = np.full(len(names), -1, np.int64)
-    inv = inv.ravel().astype(np.int64)
+    inv = inv.ravel().astype(np.int64, copy=False)
     n = len(names)
     outer = tree.outermost(inv)
 
@@ -142,5 +142,12 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         cols[f"total_{weight}"] = sums[:, 4 + j]
     cols["thrown"] = sums[:, 7]
     cols["caught"] = sums[:, 8]
+    # rows of keys the (transformed) tree no longer has: every node has at least one call
+    present = cols["calls"] > 0
+    if not present.all():
+        keep = np.flatnonzero(present)
+        names = [names[i] for i in keep]
+        row_keys = row_keys[keep]
+        cols = {k: v[keep] for k, v in cols.items()}
     run = {w: tree.total(w) for w in ("bytecodes", "blocks", "time", "calls")}
     return MethodsTable(group, names, row_keys, cols, run)
