@@ -87,6 +87,7 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
     o_incl = np.zeros((n, incl.shape[1]), np.int64)
     o_own = np.zeros((n, own.shape[1]), np.int64)
     o_flags = np.zeros(n, np.int64)
+    o_self = np.zeros((n, incl.shape[1]), np.int64)
     pure = np.zeros(n, np.bool_)
     m = 0
     for i in range(n):
@@ -122,6 +123,9 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             o_calls[node] += calls[i]
             for c in range(incl.shape[1]):
                 o_incl[node, c] += incl[i, c]
+                o_self[node, c] += incl[i, c]
+                if np_ >= 0:
+                    o_self[np_, c] -= incl[i, c]
             for c in range(own.shape[1]):
                 o_own[node, c] += own[i, c]
             o_flags[node] |= flags[i]
@@ -131,7 +135,7 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             if t >= 0:
                 for c in range(own.shape[1]):
                     o_own[t, c] += own[i, c]
-    return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags
+    return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self
 
 
 @numba.njit(cache=True)
@@ -396,7 +400,8 @@ class Tree:
         m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
                             self.flags, size, roots_pure)
         # views, not copies: copying a tree of millions of nodes costs more than the memory saved
-        out = Tree(*(c[:m] for c in cols))
+        out = Tree(*(c[:m] for c in cols[:-1]))
+        out.__dict__["_own"] = cols[-1][:m]     # own weights, computed in the same pass
         out.key_space = self._key_space()
         return out
 

@@ -71,6 +71,17 @@ def _under_key(parent, key, target):
 
 
 @numba.njit(cache=True)
+def _mine_or_entered(parent, key, mine_keys):
+    """Visible under only-my-code: my frames, roots, and frames my code called."""
+    n = len(parent)
+    out = np.empty(n, np.bool_)
+    for i in range(n):
+        p = parent[i]
+        out[i] = mine_keys[key[i]] or p < 0 or mine_keys[key[p]]
+    return out
+
+
+@numba.njit(cache=True)
 def _in_subtree(parent, node):
     n = len(parent)
     out = np.zeros(n, np.bool_)
@@ -87,14 +98,9 @@ def _in_subtree(parent, node):
 def only_my_code(tree: MT.Tree, mine_keys: np.ndarray) -> MT.Tree:
     """Keep my methods, and of every run of other frames the one call that entered it (a root,
     or a call made by my code); the rest of the run is collapsed into it."""
-    k = tree.key
-    mine = np.zeros(len(k), np.bool_)
-    ok = k < len(mine_keys)
-    mine[ok] = mine_keys[k[ok]]
-    has = tree.parent >= 0
-    visible = mine | ~has
-    visible[has] |= mine[tree.parent[has]]
-    return tree.remerge(visible=visible)
+    if len(mine_keys) <= int(tree.key.max(initial=0)):
+        mine_keys = np.concatenate([mine_keys, np.zeros(int(tree.key.max()) + 1 - len(mine_keys), np.bool_)])
+    return tree.remerge(visible=_mine_or_entered(tree.parent, tree.key, mine_keys))
 
 
 def merge_method(tree: MT.Tree, key: int) -> MT.Tree:
