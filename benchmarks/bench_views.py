@@ -37,8 +37,7 @@ def first_screen(view: TR.AggregateView, transforms=()) -> dict[str, float]:
     """What the aggregated views compute to appear: tree, table, top levels, flame layout."""
     out = {}
     out["merged tree"], tree = timed(lambda: view.tree(transforms))
-    st = view.analysis.statics
-    out["methods table"], table = timed(lambda: MTab.compute(tree, st).order("self_bytecodes"))
+    out["methods table"], table = timed(lambda: MTab.for_view(view, transforms).order("self_bytecodes"))
     out["tree top levels"], _ = timed(lambda: [tree.children(int(r)) for r in tree.roots])
     out["flame graph"], lay = timed(lambda: flame.layout(tree).rects(min_width=tree.total() / 1600))
     return out
@@ -59,6 +58,7 @@ def main() -> None:
         for t in a.threads:
             (Path(t.calls.directory) / "cct.npz").unlink(missing_ok=True)
         (Path(a.cache_dir) / "merged_cct.npz").unlink(missing_ok=True)
+        (Path(a.cache_dir) / "methods_table.npz").unlink(missing_ok=True)
         view = TR.AggregateView(a, Scope.of_trace(a, ScopeRules(include)))
         first = first_screen(view)
         total = sum(first.values())

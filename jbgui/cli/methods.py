@@ -30,8 +30,7 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         raise A.TraceInputError("--limit must be 0 or more")
     analysis, view, thread = A.open_view(args)
-    tree = view.tree(A.scope_transforms(args), thread)
-    table = MTab.compute(tree, analysis.statics, args.group)
+    table = MTab.for_view(view, A.scope_transforms(args), thread, args.group)
     order = table.order(MTab.SORTS[args.sort])
     limit = args.limit if args.limit is not None else (None if args.json else 40)
     order = order[:limit] if limit is not None else order

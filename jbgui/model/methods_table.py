@@ -151,3 +151,31 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         cols = {k: v[keep] for k, v in cols.items()}
     run = {w: tree.total(w) for w in ("bytecodes", "blocks", "time", "calls")}
     return MethodsTable(group, names, row_keys, cols, run)
+
+
+def run_table(analysis, tree=None) -> MethodsTable:
+    """The whole run's untransformed methods table, cached beside the replay (computed from
+    ``tree()``, or the run's merged tree, the first time)."""
+    def build() -> dict[str, np.ndarray]:
+        t = compute(tree() if tree is not None else MT.run_tree(analysis), analysis.statics)
+        return {"names": np.array(t.names, dtype=str), "keys": t.keys,
+                "columns": np.stack([t.columns[c] for c in COLUMNS], 1),
+                "run": np.array([t.run[w] for w in _RUN])}
+    a = MT.run_methods_table_arrays(analysis, build)
+    run = a.get("run")
+    if run is None:
+        run = np.array([0] * len(_RUN))
+    return MethodsTable("method", [str(n) for n in a["names"]], np.asarray(a["keys"], np.int64),
+                        {c: np.asarray(a["columns"][:, i], np.int64) for i, c in enumerate(COLUMNS)},
+                        {w: int(v) for w, v in zip(_RUN, run)})
+
+
+_RUN = ("bytecodes", "blocks", "time", "calls")
+
+
+def for_view(view, transforms=(), thread: int | None = None, group: str = "method") -> MethodsTable:
+    """The table an aggregated view shows: the cached whole-run table when nothing is
+    transformed, else computed from the transformed tree."""
+    if not transforms and thread is None and group == "method":
+        return run_table(view.analysis, view.base)
+    return compute(view.tree(tuple(transforms), thread), view.analysis.statics, group)

@@ -44,8 +44,8 @@ class MethodsModel(QAbstractTableModel):
 
     def reload(self) -> None:
         self.beginResetModel()
-        tree = self.state.tree()
-        self.table = MTab.compute(tree, self.state.analysis.statics, self.group) if tree is not None else None
+        state = self.state
+        self.table = MTab.for_view(state.view, state.stack, state.thread, self.group) if state.view is not None else None
         self._order()
         self.endResetModel()
 

@@ -389,3 +389,15 @@ def test_butterfly_of_a_recursive_method_counts_each_stack_once(analysis, view):
     assert by_key[fact].calls == 5 and by_key[fact].weight == 0        # the nested calls
     assert by_key[mid(analysis, "Main.main")].calls == 1
     assert {n.key: n.calls for n in bf["callees"]}[fact] == 5
+
+
+def test_the_cached_run_table_equals_the_computed_one(analysis):
+    fresh = TR.AggregateView(analysis)
+    computed = MTab.compute(fresh.base(), analysis.statics)
+    for _ in range(2):      # computed and stored, then read back
+        cached = MTab.for_view(TR.AggregateView(analysis))
+        assert cached.names == computed.names
+        assert (cached.keys == computed.keys).all()
+        for c in MTab.COLUMNS:
+            assert (cached.columns[c] == computed.columns[c]).all(), c
+        assert cached.run == computed.run
