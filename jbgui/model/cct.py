@@ -144,13 +144,16 @@ def compute(calls, synthetic_mask: int, times=None, exceptions=None) -> dict[str
             spans = (last - first).astype(np.int64)
         np.maximum(spans, 0, out=spans)
         e0, e1 = np.searchsorted(exc_rows, [lo, hi])
+        # the columns as stored (slices of the memory maps, no conversion: numba compiles the
+        # kernel for their dtypes)
         _add_rows(sc, table_k, table_v, nodes, at_depth, lo,
-                  *(np.ascontiguousarray(c[lo:hi], np.int64) for c in columns), spans, synthetic_mask,
+                  *(np.ascontiguousarray(c[lo:hi]) for c in columns), spans, synthetic_mask,
                   exc_rows[e0:e1], exc_thrown[e0:e1], exc_caught[e0:e1])
     used = int(sc[0])
     cols = dict(zip(FIELDS + EXTRA_FIELDS, (_PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS, _DEPTH, _TIME,
                                             _THROWN, _CAUGHT)))
-    return {name: nodes[:used, col].copy() for name, col in cols.items()}
+    by_column = np.ascontiguousarray(nodes[:used].T)   # one transposing copy, then rows are columns
+    return {name: by_column[col] for name, col in cols.items()}
 
 
 def load_or_compute(calls, directory: Path | None, synthetic_mask: int) -> dict[str, np.ndarray]:
