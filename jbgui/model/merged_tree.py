@@ -171,6 +171,23 @@ def _csr(parent):
 
 
 @numba.njit(cache=True)
+def _csr_by_group(group, n_groups):
+    """Nodes listed by group, in node order within a group (a counting sort)."""
+    start = np.zeros(n_groups + 1, np.int64)
+    for i in range(len(group)):
+        start[group[i] + 1] += 1
+    for g in range(n_groups):
+        start[g + 1] += start[g]
+    fill = start[:-1].copy()
+    out = np.empty(len(group), np.int64)
+    for i in range(len(group)):
+        g = group[i]
+        out[fill[g]] = i
+        fill[g] += 1
+    return start, out
+
+
+@numba.njit(cache=True)
 def _subtree_sums(parent, values):
     """Inclusive sums of a per-node value (children have larger indices than their parent)."""
     out = values.copy()
@@ -338,11 +355,11 @@ class Tree:
 
     @cached_property
     def nodes_by_key(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(keys, start, nodes): nodes of ``keys[i]`` are ``nodes[start[i]:start[i+1]]``."""
-        order = np.argsort(self.key, kind="stable")
-        keys, first = np.unique(self.key[order], return_index=True)
-        start = np.append(first, len(order)).astype(np.int64)
-        return keys, start, order
+        """(keys, start, nodes): nodes of ``keys[i]`` are ``nodes[start[i]:start[i+1]]``, in
+        node order (a counting sort by key; keys without nodes have empty ranges)."""
+        keys, dense = self.dense_keys
+        start, nodes = _csr_by_group(dense, len(keys))
+        return keys, start, nodes
 
     def nodes_of(self, key: int) -> np.ndarray:
         keys, start, nodes = self.nodes_by_key
@@ -490,8 +507,15 @@ class InvertedTree:
 
     def roots(self) -> list[CallerPath]:
         """Every method, by own weight (heaviest first)."""
-        nodes = np.arange(len(self.tree), dtype=np.int64)
-        return self._group((), nodes, nodes, self.tree.key, append=False)
+        keys, start, nodes = self.tree.nodes_by_key
+        counts = np.diff(start)
+        group = np.repeat(np.arange(len(keys)), counts)
+        ws = np.bincount(group, weights=self._own[nodes], minlength=len(keys))
+        cs = np.bincount(group, weights=self.tree.calls[nodes], minlength=len(keys))
+        out = [CallerPath((int(keys[i]),), nodes[start[i]:start[i + 1]], nodes[start[i]:start[i + 1]], int(cs[i]),
+                          int(ws[i])) for i in np.flatnonzero(counts)]
+        out.sort(key=lambda p: (-p.self_weight, -p.calls, p.keys[-1]))
+        return out
 
     def callers(self, item: CallerPath) -> list[CallerPath]:
         """The methods that called ``item``'s path, each with what came through it."""

@@ -73,10 +73,10 @@ class ButterflyView(LazyReload, QWidget):
         self.key = int(key)
         self.callers.clear()
         self.callees.clear()
-        tree = self.state.tree()
-        if tree is None or not self.key:
+        if not self.key or self.state.view is None:
             self.data = None
             return
+        tree = self.state.tree()
         w = self.state.weight
         self.data = MT.butterfly(tree, self.key, w)
         total = self.data["total"] or 1

@@ -126,8 +126,11 @@ class ScopeToolbar(QWidget):
         if self.state.search_error:
             self.matches.setText(self.state.search_error)
             return
+        if not self.state.search:
+            self.matches.setText("")
+            return
         tree = self.state.tree()
-        if tree is None or not self.state.search:
+        if tree is None:
             self.matches.setText("")
             return
         keys = np.unique(tree.key)
