@@ -106,7 +106,7 @@ def _ordered(nodes: np.ndarray, weight: np.ndarray, floor: float) -> np.ndarray:
 
 
 def _inverted(tree: MT.Tree, names, depth: int | None, floor: float) -> list[dict]:
-    inv = MT.InvertedTree(tree, "bytecodes")
+    inv = MT.InvertedTree(tree, "bytecodes", MT.canonical_keys(names.statics, tree.dense_keys[0]))
     incl = tree.inclusive("bytecodes")
     outer = tree.outermost()
 

@@ -480,10 +480,19 @@ class InvertedTree:
     """Callers (bottom-up): methods by own weight; a method's children are the methods that
     called it, each with the own weight and calls of the method that came through that path."""
 
-    def __init__(self, tree: Tree, weight: str = "bytecodes"):
+    def __init__(self, tree: Tree, weight: str = "bytecodes", canonical: np.ndarray | None = None):
+        """``canonical`` maps a key to the key that stands for it (see :func:`canonical_keys`:
+        native calls to one target from several call sites are one method here)."""
         self.tree = tree
         self.weight = weight
         self._own = tree.own(weight)
+        self.canonical = canonical
+
+    def _canon(self, keys: np.ndarray) -> np.ndarray:
+        if self.canonical is None:
+            return keys
+        inside = keys < len(self.canonical)
+        return np.where(inside, self.canonical[np.where(inside, keys, 0)], keys)
 
     def _group(self, keys_prefix: tuple[int, ...], origins: np.ndarray, current: np.ndarray,
                group_keys: np.ndarray, append: bool) -> list[CallerPath]:
@@ -512,8 +521,18 @@ class InvertedTree:
         group = np.repeat(np.arange(len(keys)), counts)
         ws = np.bincount(group, weights=self._own[nodes], minlength=len(keys))
         cs = np.bincount(group, weights=self.tree.calls[nodes], minlength=len(keys))
-        out = [CallerPath((int(keys[i]),), nodes[start[i]:start[i + 1]], nodes[start[i]:start[i + 1]], int(cs[i]),
-                          int(ws[i])) for i in np.flatnonzero(counts)]
+        canon = self._canon(keys)
+        merged: dict[int, CallerPath] = {}
+        for i in np.flatnonzero(counts):
+            k = int(canon[i])
+            sl = nodes[start[i]:start[i + 1]]
+            got = merged.get(k)
+            if got is None:
+                merged[k] = CallerPath((k,), sl, sl, int(cs[i]), int(ws[i]))
+            else:
+                both = np.concatenate([got.origins, sl])
+                merged[k] = CallerPath((k,), both, both, got.calls + int(cs[i]), got.self_weight + int(ws[i]))
+        out = list(merged.values())
         out.sort(key=lambda p: (-p.self_weight, -p.calls, p.keys[-1]))
         return out
 
@@ -521,7 +540,8 @@ class InvertedTree:
         """The methods that called ``item``'s path, each with what came through it."""
         parents = self.tree.parent[item.current]
         has = parents >= 0
-        return self._group(item.keys, item.origins[has], parents[has], self.tree.key[parents[has]], append=True)
+        return self._group(item.keys, item.origins[has], parents[has], self._canon(self.tree.key[parents[has]]),
+                           append=True)
 
     def top_level_share(self, item: CallerPath) -> tuple[int, int]:
         """(calls, own weight) of ``item``'s method reached with no further caller (a root)."""
@@ -569,6 +589,17 @@ def _sum_by(keys: np.ndarray, calls: np.ndarray, weight: np.ndarray) -> list[Nei
     np.add.at(w, inv, weight)
     out = [Neighbour(int(k), int(a), int(b)) for k, a, b in zip(uniq, c, w)]
     out.sort(key=lambda x: (-x.weight, -x.calls, x.key))
+    return out
+
+
+def canonical_keys(statics, keys: np.ndarray) -> np.ndarray:
+    """Per key value (up to ``keys.max()``): the smallest key of the same name — native or
+    untraced calls to one target from several call sites share a name and are one method."""
+    keys = np.asarray(keys, np.int64)
+    out = np.arange(int(keys.max()) + 1 if len(keys) else 1, dtype=np.int64)
+    first: dict[str, int] = {}
+    for k in np.unique(keys[keys >= CCT.SYNTHETIC_KEY]).tolist():
+        out[k] = first.setdefault(key_name(statics, k), k)
     return out
 
 

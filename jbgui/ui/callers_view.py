@@ -42,7 +42,9 @@ class CallersModel(QAbstractItemModel):
         self.beginResetModel()
         tree = self.state.tree()
         self.items, self.roots = [], []
-        self.inverted = MT.InvertedTree(tree, self.state.weight) if tree is not None else None
+        self.inverted = MT.InvertedTree(tree, self.state.weight, MT.canonical_keys(self.state.analysis.statics,
+                                                                                  tree.dense_keys[0])) \
+            if tree is not None else None
         if self.inverted is not None:
             self.total = tree.total(self.state.weight)
             self.roots = self._add(self.inverted.roots(), -1)

@@ -401,3 +401,16 @@ def test_the_cached_run_table_equals_the_computed_one(analysis):
         for c in MTab.COLUMNS:
             assert (cached.columns[c] == computed.columns[c]).all(), c
         assert cached.run == computed.run
+
+
+def test_callers_tree_shows_native_calls_to_one_target_as_one_method(analysis, view):
+    tree = view.base(main_thread(analysis).index)
+    canonical = MT.canonical_keys(analysis.statics, tree.dense_keys[0])
+    inv = MT.InvertedTree(tree, canonical=canonical)
+    names = [MT.key_name(analysis.statics, r.keys[0]) for r in inv.roots()]
+    assert len(names) == len(set(names))
+    table = MTab.compute(tree, analysis.statics)
+    by_name = {MT.key_name(analysis.statics, r.keys[0]): r for r in inv.roots()}
+    for i, name in enumerate(table.names):
+        assert by_name[name].calls == table.columns["calls"][i]
+        assert by_name[name].self_weight == table.columns["self_bytecodes"][i]
