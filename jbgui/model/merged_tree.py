@@ -37,7 +37,7 @@ _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags")
 
 
 @numba.njit(cache=True)
-def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size, roots_pure):
+def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size, roots_pure, same):
     """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
     nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
     nodes go to the node that stands for them.
@@ -46,7 +46,9 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
     exactly one old node which receives no hidden node's children, the new children are that old
     node's children, whose keys differ, so they are created directly. Transforms hide few nodes
     of a big tree, so most nodes take the direct way. ``roots_pure``: the new roots are the old
-    roots alone, whose keys differ (so they too are created directly)."""
+    roots alone, whose keys differ (so they too are created directly). ``same``: each node's
+    nearest ancestor with the same key (-1: none); the result's is computed from it, skipping
+    the ancestors that were hidden or dropped."""
     n = len(parent)
     anc = np.empty(n, np.int64)
     receives = np.zeros(n, np.bool_)
@@ -88,6 +90,7 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
     o_own = np.zeros((n, own.shape[1]), np.int64)
     o_flags = np.zeros(n, np.int64)
     o_self = np.zeros((n, incl.shape[1]), np.int64)
+    o_same = np.full(n, -1, np.int64)
     pure = np.zeros(n, np.bool_)
     m = 0
     for i in range(n):
@@ -99,12 +102,11 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             np_ = -1
             if not root[i] and a >= 0:
                 np_ = newid[a]
+            created = False
             if (np_ >= 0 and pure[np_]) or (np_ < 0 and roots_pure):
                 node = m
                 m += 1
-                o_parent[node] = np_
-                o_key[node] = key[i]
-                o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
+                created = True
                 pure[node] = not receives[i]
             else:
                 packed = ((np_ + 1) << 32) | key[i]
@@ -112,13 +114,20 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
                 if table_k[slot] == _EMPTY:
                     node = m
                     m += 1
+                    created = True
                     table_k[slot] = packed
                     table_v[slot] = node
-                    o_parent[node] = np_
-                    o_key[node] = key[i]
-                    o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
                 else:
                     node = table_v[slot]
+            if created:
+                o_parent[node] = np_
+                o_key[node] = key[i]
+                o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
+                j = same[i]
+                while j >= 0 and not (visible[j] and kept[j]):
+                    j = same[j]
+                if j >= 0 and not root[i]:
+                    o_same[node] = newid[j]
             newid[i] = node
             o_calls[node] += calls[i]
             for c in range(incl.shape[1]):
@@ -135,7 +144,7 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             if t >= 0:
                 for c in range(own.shape[1]):
                     o_own[t, c] += own[i, c]
-    return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self
+    return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self, o_same
 
 
 @numba.njit(cache=True)
@@ -195,6 +204,40 @@ def _subtree_sums(parent, values):
         p = parent[i]
         if p >= 0:
             out[p] += out[i]
+    return out
+
+
+@numba.njit(cache=True)
+def _same_group_ancestor(child_start, child_list, roots, group):
+    """Per node: the nearest ancestor in the same group, -1 when none — a depth-first walk
+    keeping, per group, the deepest node of the current path in it."""
+    n = len(group)
+    out = np.full(n, -1, np.int64)
+    if n == 0:
+        return out
+    top_of = np.full(group.max() + 1, -1, np.int64)
+    stack_node = np.empty(n + 1, np.int64)
+    stack_next = np.empty(n + 1, np.int64)
+    for r in roots:
+        top = 0
+        stack_node[0] = r
+        stack_next[0] = child_start[r]
+        out[r] = top_of[group[r]]
+        top_of[group[r]] = r
+        while top >= 0:
+            node = stack_node[top]
+            nxt = stack_next[top]
+            if nxt < child_start[node + 1]:
+                stack_next[top] = nxt + 1
+                c = child_list[nxt]
+                out[c] = top_of[group[c]]
+                top_of[group[c]] = c
+                top += 1
+                stack_node[top] = c
+                stack_next[top] = child_start[c]
+            else:
+                top_of[group[node]] = out[node]
+                top -= 1
     return out
 
 
@@ -329,8 +372,14 @@ class Tree:
 
     @cached_property
     def _outermost_keys(self) -> np.ndarray:
+        return self.same_key_ancestor < 0
+
+    @cached_property
+    def same_key_ancestor(self) -> np.ndarray:
+        """Per node: the nearest ancestor with the same key, -1 when none (a tree made by
+        :meth:`remerge` gets it from the pass that made it)."""
         start, lst = self._children
-        return _outermost(start, lst, self.roots, self.dense_keys[1])
+        return _same_group_ancestor(start, lst, self.roots, self.dense_keys[1])
 
     key_space: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -415,10 +464,11 @@ class Tree:
         roots_pure = (not root.any() and bool(np.all(visible[top] | ~kept[top]))
                       and len(np.unique(self.key[top])) == len(top))
         m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
-                            self.flags, size, roots_pure)
+                            self.flags, size, roots_pure, self.same_key_ancestor)
         # views, not copies: copying a tree of millions of nodes costs more than the memory saved
-        out = Tree(*(c[:m] for c in cols[:-1]))
-        out.__dict__["_own"] = cols[-1][:m]     # own weights, computed in the same pass
+        out = Tree(*(c[:m] for c in cols[:-2]))
+        out.__dict__["_own"] = cols[-2][:m]     # own weights and nearest same-key ancestors,
+        out.__dict__["same_key_ancestor"] = cols[-1][:m]   # computed in the same pass
         out.key_space = self._key_space()
         return out
 

@@ -414,3 +414,12 @@ def test_callers_tree_shows_native_calls_to_one_target_as_one_method(analysis, v
     for i, name in enumerate(table.names):
         assert by_name[name].calls == table.columns["calls"][i]
         assert by_name[name].self_weight == table.columns["self_bytecodes"][i]
+
+
+def test_outermost_carried_through_transforms_equals_a_fresh_walk(analysis, view):
+    a, fact = mid(analysis, "Main.a"), mid(analysis, "Main.fact")
+    for stack in ((TR.Transform("only-my-code"),), (TR.Transform("merge", a),), (TR.Transform("focus-method", fact),),
+                  (TR.Transform("only-my-code"), TR.Transform("collapse-recursion"))):
+        tree = view.tree(stack)
+        fresh = MT.Tree(tree.parent, tree.key, tree.depth, tree.calls, tree.incl, tree.own_counts, tree.flags)
+        assert (tree.same_key_ancestor == fresh.same_key_ancestor).all(), stack

@@ -76,3 +76,16 @@ def test_concat_then_remerge_merges_identical_paths_of_two_threads():
     m = MT.Tree.concat([a, b]).remerge()
     assert {m.path(n): (int(m.calls[n]), int(m.inclusive()[n])) for n in range(len(m))} == {
         (1,): (3, 30), (1, 2): (4, 10), (1, 5): (1, 3)}
+
+
+def test_same_key_ancestors_after_transforms_equal_a_fresh_walk():
+    # R ─ F ─ X ─ F ─ X ─ F ; R ─ X ─ F
+    t = fix_depth(tree(parent=[-1, 0, 1, 2, 3, 4, 0, 6], key=[1, 7, 2, 7, 2, 7, 2, 7], calls=[1] * 8,
+                       incl=[100, 60, 50, 40, 30, 20, 30, 10]))
+    assert t.same_key_ancestor.tolist() == [-1, -1, -1, 1, 2, 3, -1, -1]
+    for derived in (TR.merge_method(t, 2), TR.focus_method(t, 2), TR.collapse_recursion(t, 7),
+                    TR.only_my_code(t, np.array([False, True, False] + [False] * 4 + [True]))):
+        carried = derived.same_key_ancestor.copy()
+        fresh = MT.Tree(derived.parent, derived.key, derived.depth, derived.calls, derived.incl,
+                        derived.own_counts, derived.flags)
+        assert carried.tolist() == fresh.same_key_ancestor.tolist()
