@@ -33,7 +33,7 @@ WEIGHTS = ("bytecodes", "calls", "blocks", "time")
 _INCL = {"bytecodes": 0, "blocks": 1, "time": 2}
 _EMPTY = K.EMPTY
 _FOREST_FILE = "merged_cct.npz"
-_FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags")
+_FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same")
 
 
 @numba.njit(cache=True)
@@ -497,10 +497,14 @@ def run_tree(analysis, threads=None) -> Tree:
         return thread_tree(chosen[0])
 
     def build() -> dict[str, np.ndarray]:
-        return Tree.concat([thread_tree(t) for t in chosen]).remerge().to_arrays()
+        tree = Tree.concat([thread_tree(t) for t in chosen]).remerge()
+        # stored with the tree: the first transform then needs no depth-first walk
+        return {**tree.to_arrays(), "same": tree.same_key_ancestor.astype(np.int32)}
     directory = analysis.cache_dir if threads is None else None
     a = derived.load_or_compute(directory, _FOREST_FILE, _FOREST_KEYS, build)
-    return Tree(a["parent"], a["key"], a["depth"], a["calls"], a["incl"], a["own"], a["flags"])
+    tree = Tree(a["parent"], a["key"], a["depth"], a["calls"], a["incl"], a["own"], a["flags"])
+    tree.__dict__["same_key_ancestor"] = a["same"]
+    return tree
 
 
 def run_methods_table_arrays(analysis, compute) -> dict[str, np.ndarray]:
