@@ -1,14 +1,20 @@
 """The calling-context tree of a thread (BMW's CCT): one node per distinct path of calls from the
-thread's root, with calls and inclusive bytecodes and blocks.
+thread's root, with calls, inclusive bytecodes, blocks and time, and the exceptions thrown and
+caught in that context.
 
-It is computed from the replayed call table when first asked for (``jbtrace stats``, collapsed
-stacks), not during replay: building it costs a hash lookup per call, which was half of the replay
-time of a javac trace, and most uses of a replay never need it. The result is kept beside the
-thread's call columns.
+It is computed from the replayed call table when first asked for (``jbtrace stats``, the
+aggregated views, collapsed stacks), not during replay: building it costs a hash lookup per call,
+which was half of the replay time of a javac trace, and most uses of a replay never need it. The
+result is kept beside the thread's call columns.
 
-The tree is capped at :data:`NODE_LIMIT` nodes so that memory stays bounded whatever the trace;
-past the cap, every new context is counted in one node with key :data:`OVERFLOW_KEY` (and the
-result says so).
+The tree is exact: every distinct path gets its node, whatever the trace (an earlier version
+capped it at 2^22 nodes and counted the rest in one node, which made per-context sums wrong).
+Memory is proportional to the number of distinct contexts, which a real program keeps far below
+its number of calls (javac: about one context per hundred calls); the calls themselves are read
+in chunks from their memory map.
+
+Nodes are numbered in the order their first call starts, so a node's parent always has a smaller
+number: a pass in node order is a preorder-compatible pass (parents before children).
 """
 
 from __future__ import annotations
@@ -23,43 +29,39 @@ from jbgui.model import replay_kernel as K
 
 # Keys: a method id, or SYNTHETIC_KEY + call site for a call into native or untraced code.
 SYNTHETIC_KEY = 1 << 20
+# Kept for readers of trees cached by older versions, which capped the tree and counted the
+# remaining contexts in one node with this key; exact trees never contain it.
 OVERFLOW_KEY = -2
-NODE_LIMIT = 1 << 22
 CHUNK_ROWS = 1 << 20
 _EMPTY = K.EMPTY
 _FILE = "cct.npz"
 FIELDS = ("parent", "key", "calls", "incl_bytecodes", "incl_blocks", "flags")
+# Fields that need the thread (its clock and exceptions), not only the call columns.
+EXTRA_FIELDS = ("depth", "incl_time", "thrown", "caught")
 
 # Node table columns.
-_PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS, _MEMO_KEY, _MEMO_NODE = range(8)
-# Scalars.
-_N, _USED, _OVERFLOW = range(3)
+_PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS, _MEMO_KEY, _MEMO_NODE, _DEPTH, _TIME, _THROWN, _CAUGHT = \
+    range(12)
+_WIDTH = 12
 
 
 @numba.njit(cache=True)
-def _node(sc, table_k, table_v, nodes, parent, key, limit):
+def _node(sc, table_k, table_v, nodes, parent, key, depth):
     if parent >= 0 and nodes[parent, _MEMO_KEY] == key:
         return nodes[parent, _MEMO_NODE]
     packed = ((parent + 1) << 32) | key
     slot = K._slot(table_k, packed)
     if table_k[slot] != _EMPTY:
         node = table_v[slot]
-    elif sc[_N] >= limit:
-        node = sc[_OVERFLOW] - 1
-        if node < 0:
-            node = sc[_N]
-            sc[_N] = node + 1
-            sc[_OVERFLOW] = node + 1
-            nodes[node, _PARENT] = -1
-            nodes[node, _KEY] = OVERFLOW_KEY
     else:
-        node = sc[_N]
-        sc[_N] = node + 1
-        sc[_USED] += 1
+        node = sc[0]
+        sc[0] = node + 1
         table_k[slot] = packed
         table_v[slot] = node
         nodes[node, _PARENT] = parent
         nodes[node, _KEY] = key
+        nodes[node, _DEPTH] = depth
+        nodes[node, _MEMO_KEY] = -1
     if parent >= 0:
         # each node remembers its last child: repeated calls skip the hash table
         nodes[parent, _MEMO_KEY] = key
@@ -68,10 +70,12 @@ def _node(sc, table_k, table_v, nodes, parent, key, limit):
 
 
 @numba.njit(cache=True)
-def _add_rows(sc, table_k, table_v, nodes, at_depth, method, site, flags, depth, incl_bc, incl_blocks, limit,
-              synthetic_mask):
-    """Add a chunk of rows (preorder) to the tree. ``at_depth[d]`` is the node of the latest row at
-    depth d: a row's parent is the latest row one level up."""
+def _add_rows(sc, table_k, table_v, nodes, at_depth, lo, method, site, flags, depth, incl_bc, incl_blocks,
+              incl_time, synthetic_mask, exc_rows, exc_thrown, exc_caught):
+    """Add a chunk of rows (preorder, the first being row ``lo``) to the tree. ``at_depth[d]`` is
+    the node of the latest row at depth d: a row's parent is the latest row one level up.
+    ``exc_rows`` (sorted) are rows of the chunk that threw or caught exceptions, with counts."""
+    e = 0
     for r in range(len(method)):
         d = depth[r]
         parent = at_depth[d - 1] if d > 0 else -1
@@ -79,47 +83,100 @@ def _add_rows(sc, table_k, table_v, nodes, at_depth, method, site, flags, depth,
             key = SYNTHETIC_KEY + site[r]
         else:
             key = method[r]
-        node = _node(sc, table_k, table_v, nodes, parent, key, limit)
+        node = _node(sc, table_k, table_v, nodes, parent, key, d)
         at_depth[d] = node
         nodes[node, _CALLS] += 1
         nodes[node, _INCL_BC] += incl_bc[r]
         nodes[node, _INCL_BLOCKS] += incl_blocks[r]
+        nodes[node, _TIME] += incl_time[r]
         nodes[node, _FLAGS] |= flags[r]
+        while e < len(exc_rows) and exc_rows[e] == lo + r:
+            nodes[node, _THROWN] += exc_thrown[e]
+            nodes[node, _CAUGHT] += exc_caught[e]
+            e += 1
 
 
-def compute(calls, synthetic_mask: int, limit: int = NODE_LIMIT) -> tuple[dict[str, np.ndarray], bool]:
-    """The tree of one thread's call table, in bounded memory; returns (fields, capped)."""
+def _exception_counts(exceptions, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows that threw or caught an exception (sorted) with how many they threw and caught."""
+    if exceptions is None or not len(exceptions):
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    throw = np.asarray(exceptions["throw_row"], np.int64)
+    catch = np.asarray(exceptions["catch_row"], np.int64)
+    throw = throw[(throw >= 0) & (throw < n)]
+    catch = catch[(catch >= 0) & (catch < n)]
+    rows = np.union1d(throw, catch)
+    thrown = np.zeros(len(rows), np.int64)
+    caught = np.zeros(len(rows), np.int64)
+    np.add.at(thrown, np.searchsorted(rows, throw), 1)
+    np.add.at(caught, np.searchsorted(rows, catch), 1)
+    return rows, thrown, caught
+
+
+def compute(calls, synthetic_mask: int, times=None, exceptions=None) -> dict[str, np.ndarray]:
+    """The exact tree of one thread's call table. ``times(events)`` gives nanoseconds of event
+    indices (the thread's clock; without it, time is counted in events); ``exceptions`` is the
+    thread's exception table."""
     n = len(calls)
-    sc = np.zeros(3, np.int64)
-    cap = 1 << 12
-    nodes = np.zeros((cap, 8), np.int64)
+    sc = np.zeros(1, np.int64)
+    nodes = np.zeros((1 << 12, _WIDTH), np.int64)
     table_k = np.full(1 << 13, _EMPTY, np.int64)
     table_v = np.zeros(1 << 13, np.int64)
     max_depth = int(np.asarray(calls.depth).max()) + 2 if n else 2
     at_depth = np.full(max_depth, -1, np.int64)
     columns = [np.asarray(getattr(calls, name)) for name in
                ("method", "call_site", "flags", "depth", "incl_bytecodes", "incl_blocks")]
+    exc_rows, exc_thrown, exc_caught = _exception_counts(exceptions, n)
     for lo in range(0, n, CHUNK_ROWS):
         hi = min(n, lo + CHUNK_ROWS)
-        need = min(int(sc[_N]) + (hi - lo) + 1, limit + 1)
-        if need > len(nodes):
-            grown = np.zeros((max(need, 2 * len(nodes)), 8), np.int64)
+        # at most one new node per row
+        if int(sc[0]) + (hi - lo) + 1 > len(nodes):
+            grown = np.zeros((max(int(sc[0]) + (hi - lo) + 1, 2 * len(nodes)), _WIDTH), np.int64)
             grown[:len(nodes)] = nodes
             nodes = grown
-        while 2 * min(int(sc[_USED]) + (hi - lo), limit) > len(table_k):
+        while 2 * (int(sc[0]) + (hi - lo)) > len(table_k):
             table_k, table_v = K.rehash(table_k, table_v, 2 * len(table_k))
-        _add_rows(sc, table_k, table_v, nodes, at_depth,
-                  *(np.ascontiguousarray(c[lo:hi], np.int64) for c in columns), limit, synthetic_mask)
-    used = int(sc[_N])
-    out = {name: nodes[:used, col].copy() for name, col in zip(
-        FIELDS, (_PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS))}
-    return out, bool(sc[_OVERFLOW])
+        first = np.asarray(calls.first[lo:hi])
+        last = np.asarray(calls.last[lo:hi])
+        if times is not None:
+            spans = np.rint(times(last) - times(first)).astype(np.int64)
+        else:
+            spans = (last - first).astype(np.int64)
+        np.maximum(spans, 0, out=spans)
+        e0, e1 = np.searchsorted(exc_rows, [lo, hi])
+        # the columns as stored (slices of the memory maps, no conversion: numba compiles the
+        # kernel for their dtypes)
+        _add_rows(sc, table_k, table_v, nodes, at_depth, lo,
+                  *(np.ascontiguousarray(c[lo:hi]) for c in columns), spans, synthetic_mask,
+                  exc_rows[e0:e1], exc_thrown[e0:e1], exc_caught[e0:e1])
+    used = int(sc[0])
+    cols = dict(zip(FIELDS + EXTRA_FIELDS, (_PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS, _DEPTH, _TIME,
+                                            _THROWN, _CAUGHT)))
+    by_column = np.ascontiguousarray(nodes[:used].T)   # one transposing copy, then rows are columns
+    return {name: by_column[col] for name, col in cols.items()}
 
 
 def load_or_compute(calls, directory: Path | None, synthetic_mask: int) -> dict[str, np.ndarray]:
     """The thread's tree from ``directory/cct.npz``, computed and stored there first if needed.
-    The dict also holds ``capped`` (a one-element bool array)."""
+    The dict also holds ``capped`` (a one-element bool array, always False: the tree is exact)."""
     def build() -> dict[str, np.ndarray]:
-        fields, capped = compute(calls, synthetic_mask)
-        return {**fields, "capped": np.array([capped])}
-    return derived.load_or_compute(directory, _FILE, (*FIELDS, "capped"), build)
+        return {**compute(calls, synthetic_mask), "capped": np.array([False])}
+    return derived.load_or_compute(directory, _FILE, (*FIELDS, "capped"), build, _exact)
+
+
+def for_thread(thread) -> dict[str, np.ndarray]:
+    """The full tree of a :class:`jbgui.model.analysis.ThreadReplay`, with time and exceptions
+    (:data:`EXTRA_FIELDS`) besides :data:`FIELDS`; cached in the same file."""
+    calls = thread.calls
+
+    def build() -> dict[str, np.ndarray]:
+        fields = compute(calls, K.F_NATIVE | K.F_UNTRACED, thread.times, thread.exceptions)
+        return {**fields, "capped": np.array([False])}
+    if not len(calls):
+        return {name: np.zeros(0, np.int64) for name in FIELDS + EXTRA_FIELDS} | {"capped": np.array([False])}
+    return derived.load_or_compute(calls.directory, _FILE, (*FIELDS, *EXTRA_FIELDS, "capped"), build, _exact)
+
+
+def _exact(arrays: dict[str, np.ndarray]) -> bool:
+    """A tree cached by a version that capped it is computed again."""
+    return not bool(np.asarray(arrays["capped"]).any())

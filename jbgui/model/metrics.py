@@ -111,7 +111,8 @@ def opcode_histogram(analysis: Analysis) -> dict[str, int]:
 
 
 def hottest_contexts(analysis: Analysis, thread: ThreadReplay, top: int = 20) -> list[dict]:
-    """Calling contexts with the most exclusive bytecodes (BMW's calling-context tree)."""
+    """Calling contexts with the most exclusive bytecodes (BMW's calling-context tree). The tree
+    is exact (no node stands for several contexts), so no context's weight is counted twice."""
     cct = thread.cct
     if not len(cct.get("parent", ())):
         return []

@@ -131,6 +131,7 @@ class MainWindow(QMainWindow):
         self.block_views = install_block_views(self)
         # --- end of block views ------------------------------------------------------------------
 
+        self._add_aggregated_views()
         self._make_menus()
         self._make_navigation()
         self.selection.callSelected.connect(self._call_selected)
@@ -223,6 +224,14 @@ class MainWindow(QMainWindow):
         dock.raise_()
         dock.widget().setFocus()
 
+    # ------------------------------------------------------------------ aggregated views (issue 11)
+
+    def _add_aggregated_views(self) -> None:
+        """The methods table, merged tree, callers, butterfly and flame graph, in one tab."""
+        from jbgui.ui.aggregate_panel import AggregatePanel
+        self.aggregated = AggregatePanel(self.selection)
+        self.tabs.addTab(self.aggregated, "Aggregated")
+
     # ------------------------------------------------------------------ opening traces
 
     def choose_trace(self) -> None:
@@ -304,6 +313,7 @@ class MainWindow(QMainWindow):
         self.calltree.set_analysis(loaded.analysis if loaded else None)
         self.method_view.set_trace(loaded)
         self.range_view.set_trace(loaded.analysis if loaded else None)
+        self.aggregated.set_analysis(loaded.analysis if loaded else None)
         self.setWindowTitle(f"{loaded.path.name} — jbgui" if loaded else "jbgui")
         if loaded is not None:
             self.tabs.setCurrentWidget(self.summary)

@@ -1,0 +1,162 @@
+"""Flame-graph layout of a merged tree: one rectangle per node, ``x`` and ``width`` in units of
+the chosen weight (bytecodes, calls, blocks, time), ``depth`` from the root. Children are laid
+left to right in the order they first ran, inside their parent, so a zoom on a frame is the rectangles whose
+``x`` falls inside it. What the screen cannot show apart (frames narrower than a pixel) is merged
+here, per pixel column and row, into one rectangle, so a view draws at most a few rectangles per pixel column.
+
+The layout is computed for a tree of the whole run, one thread or a call's subtree
+(:func:`call_subtree_tree`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from jbgui.model import cct as CCT
+from jbgui.model import merged_tree as MT
+from jbgui.model import replay_kernel as K
+
+MERGED_KEY = -3
+
+
+@numba.njit(cache=True)
+def _place(parent, width, x):
+    """Children side by side inside their parent, in node order (the order they first ran):
+    one pass, since a parent's index is smaller than its children's."""
+    n = len(parent)
+    used = np.zeros(n, np.int64)
+    roots_used = 0
+    for i in range(n):
+        p = parent[i]
+        if p >= 0:
+            x[i] = x[p] + used[p]
+            used[p] += width[i]
+        else:
+            x[i] = roots_used
+            roots_used += width[i]
+
+
+@dataclass
+class FlameLayout:
+    """Rectangles of a tree's nodes (index = node id)."""
+
+    tree: MT.Tree
+    weight: str
+    x: np.ndarray
+    width: np.ndarray
+    depth: np.ndarray
+    total: int
+
+    def frame(self, node: int) -> tuple[int, int, int]:
+        """(x, width, depth) of a node."""
+        return int(self.x[node]), int(self.width[node]), int(self.depth[node])
+
+    def subtree(self, node: int) -> np.ndarray:
+        """Nodes of ``node``'s subtree (itself first): those laid inside it, deeper."""
+        if node < 0:
+            return np.arange(len(self.x))
+        x0, w, d = self.frame(node)
+        inside = (self.x >= x0) & (self.x < x0 + w) & (self.depth > d) | (np.arange(len(self.x)) == node)
+        # zero-width frames at the right edge sit outside every parent; they are never drawn
+        return np.flatnonzero(inside & ((self.width > 0) | (np.arange(len(self.x)) == node)))
+
+    def rects(self, zoom: int = -1, x0: float | None = None, x1: float | None = None,
+              min_width: float = 0.0) -> dict[str, np.ndarray]:
+        """What to draw when zoomed on ``zoom`` (-1: everything), for the visible span
+        [x0, x1) in zoomed weight units, with the frames narrower than ``min_width`` (a pixel)
+        under a drawn frame merged into one rectangle per pixel column and row, of key
+        :data:`MERGED_KEY`. Returns arrays ``node`` (-1 for
+        merged), ``key``, ``x``, ``width``, ``depth`` (depth and x relative to the zoomed frame)."""
+        base_x = int(self.x[zoom]) if zoom >= 0 else 0
+        base_d = int(self.depth[zoom]) if zoom >= 0 else 0
+        span = int(self.width[zoom]) if zoom >= 0 else self.total
+        lo = base_x + (x0 if x0 is not None else 0)
+        hi = base_x + (x1 if x1 is not None else span)
+        hi = min(hi, base_x + span)
+        width, x = self.width, self.x
+        # everything the screen shows is at least min_width wide or the child of such a frame
+        wide = width >= max(min_width, 1)
+        wide_nodes = np.flatnonzero(wide)
+        inside = (x[wide_nodes] < hi) & (x[wide_nodes] + width[wide_nodes] > lo) & (self.depth[wide_nodes] >= base_d)
+        if zoom >= 0:
+            inside &= (x[wide_nodes] >= base_x) & (x[wide_nodes] < base_x + span)
+        nodes = wide_nodes[inside]
+        out_x, out_w, out_d = x[nodes] - base_x, width[nodes], self.depth[nodes] - base_d
+        out_nodes = nodes
+        drawn = np.zeros(len(x), np.bool_)
+        drawn[nodes] = True
+        parent = self.tree.parent
+        small = np.flatnonzero(~wide & (width > 0) & (parent >= 0))
+        if len(small):
+            small = small[drawn[parent[small]]]
+        if len(small):
+            # one rectangle per pixel column and row: the narrow frames there, merged
+            step = max(min_width, 1)
+            col = ((x[small] - base_x) // step).astype(np.int64)
+            cols = int(span // step) + 2
+            bucket = (self.depth[small] - base_d) * cols + col
+            uniq, inv = np.unique(bucket, return_inverse=True)
+            inv = inv.ravel()
+            gx = np.full(len(uniq), np.iinfo(np.int64).max)
+            np.minimum.at(gx, inv, x[small] - base_x)
+            gw = np.bincount(inv, weights=width[small], minlength=len(uniq)).astype(np.int64)
+            gw = np.maximum(np.minimum(gw, int(step)), 1)
+            out_nodes = np.concatenate([out_nodes, np.full(len(uniq), -1)])
+            out_x = np.concatenate([out_x, gx])
+            out_w = np.concatenate([out_w, gw])
+            out_d = np.concatenate([out_d, uniq // cols])
+        keys = np.where(out_nodes >= 0, self.tree.key[np.maximum(out_nodes, 0)], MERGED_KEY)
+        return {"node": out_nodes, "key": keys, "x": out_x, "width": out_w, "depth": out_d}
+
+    def at(self, x: float, depth: int, zoom: int = -1) -> int:
+        """The node under (x, depth) in the zoomed coordinates, or -1."""
+        base_x = self.x[zoom] if zoom >= 0 else 0
+        base_d = self.depth[zoom] if zoom >= 0 else 0
+        ax, ad = x + base_x, depth + base_d
+        hit = np.flatnonzero((self.depth == ad) & (self.x <= ax) & (self.x + self.width > ax))
+        if zoom >= 0 and len(hit):
+            zx, zw, _ = self.frame(zoom)
+            hit = hit[(self.x[hit] >= zx) & (self.x[hit] < zx + zw)]
+        return int(hit[0]) if len(hit) else -1
+
+
+def layout(tree: MT.Tree, weight: str = "bytecodes") -> FlameLayout:
+    """Lay out every node of ``tree``; siblings left to right in the order they first ran."""
+    width = np.ascontiguousarray(tree.inclusive(weight), np.int64)
+    n = len(tree)
+    x = np.zeros(n, np.int64)
+    if n:
+        _place(tree.parent, width, x)
+    total = int(width[tree.roots].sum()) if n else 0
+    return FlameLayout(tree, weight, x, width, np.asarray(tree.depth, np.int64), total)
+
+
+class _Slice:
+    """Rows [lo, hi) of a call table as a call table (depths relative to ``base``)."""
+
+    def __init__(self, calls, lo: int, hi: int, base: int):
+        for name in ("method", "call_site", "flags", "incl_bytecodes", "incl_blocks", "first", "last"):
+            setattr(self, name, np.asarray(getattr(calls, name)[lo:hi]))
+        self.depth = np.asarray(calls.depth[lo:hi]).astype(np.int64) - base
+        self.rows = hi - lo
+
+    def __len__(self) -> int:
+        return self.rows
+
+
+def call_subtree_tree(thread, row: int) -> MT.Tree:
+    """The merged tree of one call's subtree (the call as the only root)."""
+    calls = thread.calls
+    lo, hi = int(row), int(calls.end[row])
+    sl = _Slice(calls, lo, hi, int(calls.depth[row]))
+    exc = thread.exceptions
+    if len(exc):
+        exc = exc.copy()
+        for f in ("throw_row", "catch_row"):
+            inside = (exc[f] >= lo) & (exc[f] < hi)
+            exc[f] = np.where(inside, exc[f] - lo, -1)
+    return MT.Tree.from_cct(CCT.compute(sl, K.F_NATIVE | K.F_UNTRACED, thread.times, exc))
+

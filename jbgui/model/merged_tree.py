@@ -1,0 +1,667 @@
+"""Merged calling-context trees: identical call paths merged, over one thread or the whole run,
+with the aggregations every aggregated view shares — top-down children, the inverted (callers)
+tree and the butterfly of one method.
+
+A :class:`Tree` is a node table (one node per distinct path of method keys from a root) in which a
+node's parent has a smaller index. It is built from the threads' exact calling-context trees
+(:mod:`jbgui.model.cct`) and re-merged by :func:`remerge` when transforms hide or re-root nodes
+(:mod:`jbgui.model.transforms`): every pass is over nodes, never over calls, so a transformed tree
+of a trace of hundreds of millions of calls costs a pass over its few million contexts.
+
+Weights: ``calls`` (calls of the node's own method in that context), and inclusive ``bytecodes``,
+``blocks`` and ``time`` (nanoseconds, interpolated between clock samples); a node's own weight is
+its inclusive weight less its children's. Exceptions ``thrown`` and ``caught`` are own quantities
+(a hidden frame's go to the visible frame that stands for it).
+
+Totals per method count recursion once: a method's total is the sum of inclusive weights of its
+*outermost* nodes (no ancestor of the same method), as profilers count it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numba
+import numpy as np
+
+from jbgui.model import cct as CCT
+from jbgui.model import derived
+from jbgui.model import replay_kernel as K
+
+WEIGHTS = ("bytecodes", "calls", "blocks", "time")
+_INCL = {"bytecodes": 0, "blocks": 1, "time": 2}
+_EMPTY = K.EMPTY
+_FOREST_FILE = "merged_cct.npz"
+_FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same")
+
+
+@numba.njit(cache=True)
+def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size, roots_pure, same):
+    """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
+    nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
+    nodes go to the node that stands for them.
+
+    Only paths that can collide are looked up in a hash table: under a new node that stands for
+    exactly one old node which receives no hidden node's children, the new children are that old
+    node's children, whose keys differ, so they are created directly. Transforms hide few nodes
+    of a big tree, so most nodes take the direct way. ``roots_pure``: the new roots are the old
+    roots alone, whose keys differ (so they too are created directly). ``same``: each node's
+    nearest ancestor with the same key (-1: none); the result's is computed from it, skipping
+    the ancestors that were hidden or dropped."""
+    n = len(parent)
+    anc = np.empty(n, np.int64)
+    receives = np.zeros(n, np.bool_)
+    for i in range(n):
+        p = parent[i]
+        a = -1
+        if p >= 0:
+            a = p if visible[p] else anc[p]
+        anc[i] = a
+        if kept[i] and not visible[i] and a >= 0:
+            receives[a] = True
+    # which nodes will need the hash table (purity does not depend on what the table finds):
+    # size the table for those alone
+    pure_old = np.zeros(n, np.bool_)
+    hashed = 0
+    for i in range(n):
+        if not (kept[i] and visible[i]):
+            continue
+        a = anc[i]
+        if root[i] or a < 0:
+            direct = roots_pure and not root[i]
+        else:
+            direct = pure_old[a]
+        if direct:
+            pure_old[i] = not receives[i]
+        else:
+            hashed += 1
+    size = 16
+    while size < 2 * hashed + 2:
+        size *= 2
+    newid = np.empty(n, np.int64)
+    table_k = np.full(size, _EMPTY, np.int64)
+    table_v = np.zeros(size, np.int64)
+    o_parent = np.empty(n, np.int64)
+    o_key = np.empty(n, np.int64)
+    o_depth = np.empty(n, np.int64)
+    o_calls = np.zeros(n, np.int64)
+    o_incl = np.zeros((n, incl.shape[1]), np.int64)
+    o_own = np.zeros((n, own.shape[1]), np.int64)
+    o_flags = np.zeros(n, np.int64)
+    o_self = np.zeros((n, incl.shape[1]), np.int64)
+    o_same = np.full(n, -1, np.int64)
+    pure = np.zeros(n, np.bool_)
+    m = 0
+    for i in range(n):
+        a = anc[i]
+        if not kept[i]:
+            newid[i] = -1
+            continue
+        if visible[i]:
+            np_ = -1
+            if not root[i] and a >= 0:
+                np_ = newid[a]
+            created = False
+            if (np_ >= 0 and pure[np_]) or (np_ < 0 and roots_pure):
+                node = m
+                m += 1
+                created = True
+                pure[node] = not receives[i]
+            else:
+                packed = ((np_ + 1) << 32) | key[i]
+                slot = K._slot(table_k, packed)
+                if table_k[slot] == _EMPTY:
+                    node = m
+                    m += 1
+                    created = True
+                    table_k[slot] = packed
+                    table_v[slot] = node
+                else:
+                    node = table_v[slot]
+            if created:
+                o_parent[node] = np_
+                o_key[node] = key[i]
+                o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
+                j = same[i]
+                while j >= 0 and not (visible[j] and kept[j]):
+                    j = same[j]
+                if j >= 0 and not root[i]:
+                    o_same[node] = newid[j]
+            newid[i] = node
+            o_calls[node] += calls[i]
+            for c in range(incl.shape[1]):
+                o_incl[node, c] += incl[i, c]
+                o_self[node, c] += incl[i, c]
+                if np_ >= 0:
+                    o_self[np_, c] -= incl[i, c]
+            for c in range(own.shape[1]):
+                o_own[node, c] += own[i, c]
+            o_flags[node] |= flags[i]
+        else:
+            t = newid[a] if a >= 0 else -1
+            newid[i] = t
+            if t >= 0:
+                for c in range(own.shape[1]):
+                    o_own[t, c] += own[i, c]
+    return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self, o_same
+
+
+@numba.njit(cache=True)
+def _subtract_children(parent, incl):
+    """Own weights: inclusive less the children's inclusive."""
+    own = incl.copy()
+    for i in range(len(parent)):
+        p = parent[i]
+        if p >= 0:
+            for c in range(incl.shape[1]):
+                own[p, c] -= incl[i, c]
+    return own
+
+
+@numba.njit(cache=True)
+def _csr(parent):
+    """Children lists in node order (a counting sort by parent)."""
+    n = len(parent)
+    start = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        if parent[i] >= 0:
+            start[parent[i] + 1] += 1
+    for i in range(n):
+        start[i + 1] += start[i]
+    fill = start[:-1].copy()
+    out = np.empty(start[n], np.int64)
+    for i in range(n):
+        p = parent[i]
+        if p >= 0:
+            out[fill[p]] = i
+            fill[p] += 1
+    return start, out
+
+
+@numba.njit(cache=True)
+def _csr_by_group(group, n_groups):
+    """Nodes listed by group, in node order within a group (a counting sort)."""
+    start = np.zeros(n_groups + 1, np.int64)
+    for i in range(len(group)):
+        start[group[i] + 1] += 1
+    for g in range(n_groups):
+        start[g + 1] += start[g]
+    fill = start[:-1].copy()
+    out = np.empty(len(group), np.int64)
+    for i in range(len(group)):
+        g = group[i]
+        out[fill[g]] = i
+        fill[g] += 1
+    return start, out
+
+
+@numba.njit(cache=True)
+def _subtree_sums(parent, values):
+    """Inclusive sums of a per-node value (children have larger indices than their parent)."""
+    out = values.copy()
+    for i in range(len(parent) - 1, -1, -1):
+        p = parent[i]
+        if p >= 0:
+            out[p] += out[i]
+    return out
+
+
+@numba.njit(cache=True)
+def _same_group_ancestor(child_start, child_list, roots, group):
+    """Per node: the nearest ancestor in the same group, -1 when none — a depth-first walk
+    keeping, per group, the deepest node of the current path in it."""
+    n = len(group)
+    out = np.full(n, -1, np.int64)
+    if n == 0:
+        return out
+    top_of = np.full(group.max() + 1, -1, np.int64)
+    stack_node = np.empty(n + 1, np.int64)
+    stack_next = np.empty(n + 1, np.int64)
+    for r in roots:
+        top = 0
+        stack_node[0] = r
+        stack_next[0] = child_start[r]
+        out[r] = top_of[group[r]]
+        top_of[group[r]] = r
+        while top >= 0:
+            node = stack_node[top]
+            nxt = stack_next[top]
+            if nxt < child_start[node + 1]:
+                stack_next[top] = nxt + 1
+                c = child_list[nxt]
+                out[c] = top_of[group[c]]
+                top_of[group[c]] = c
+                top += 1
+                stack_node[top] = c
+                stack_next[top] = child_start[c]
+            else:
+                top_of[group[node]] = out[node]
+                top -= 1
+    return out
+
+
+@numba.njit(cache=True)
+def _outermost(child_start, child_list, roots, group):
+    """True for nodes with no ancestor in the same group (method, class...): a depth-first walk
+    that counts, per group, how many of the current path's nodes belong to it."""
+    n = len(group)
+    out = np.zeros(n, np.bool_)
+    if n == 0:
+        return out
+    active = np.zeros(group.max() + 1, np.int64)
+    stack_node = np.empty(n + 1, np.int64)
+    stack_next = np.empty(n + 1, np.int64)
+    for r in roots:
+        top = 0
+        stack_node[0] = r
+        stack_next[0] = child_start[r]
+        out[r] = active[group[r]] == 0
+        active[group[r]] += 1
+        while top >= 0:
+            node = stack_node[top]
+            nxt = stack_next[top]
+            if nxt < child_start[node + 1]:
+                stack_next[top] = nxt + 1
+                c = child_list[nxt]
+                out[c] = active[group[c]] == 0
+                active[group[c]] += 1
+                top += 1
+                stack_node[top] = c
+                stack_next[top] = child_start[c]
+            else:
+                active[group[node]] -= 1
+                top -= 1
+    return out
+
+
+@dataclass
+class Tree:
+    """A merged calling-context tree (see the module's docstring). ``incl`` columns are
+    bytecodes, blocks, time; ``own`` columns are thrown, caught."""
+
+    parent: np.ndarray
+    key: np.ndarray
+    depth: np.ndarray
+    calls: np.ndarray
+    incl: np.ndarray     # (n, 3) int64
+    own_counts: np.ndarray  # (n, 2) int64: exceptions thrown, caught
+    flags: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    # ------------------------------------------------------------------ weights
+
+    def inclusive(self, weight: str = "bytecodes") -> np.ndarray:
+        """Inclusive weight per node (for ``calls``: calls in the node's subtree, itself included)."""
+        if weight == "calls":
+            return self._incl_calls
+        return self.incl[:, _INCL[weight]]
+
+    def own(self, weight: str = "bytecodes") -> np.ndarray:
+        """Own weight per node (for ``calls``: the node's own calls)."""
+        if weight == "calls":
+            return self.calls
+        return self._own[:, _INCL[weight]]
+
+    @cached_property
+    def _incl_calls(self) -> np.ndarray:
+        return _subtree_sums(self.parent, self.calls)
+
+    @cached_property
+    def _own(self) -> np.ndarray:
+        return _subtract_children(self.parent, self.incl)
+
+    @property
+    def own_matrix(self) -> np.ndarray:
+        """Own bytecodes, blocks, time per node, as (n, 3)."""
+        return self._own
+
+    @property
+    def thrown(self) -> np.ndarray:
+        return self.own_counts[:, 0]
+
+    @property
+    def caught(self) -> np.ndarray:
+        return self.own_counts[:, 1]
+
+    # ------------------------------------------------------------------ structure
+
+    @cached_property
+    def roots(self) -> np.ndarray:
+        return np.flatnonzero(self.parent < 0)
+
+    @cached_property
+    def _children(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR: children of node i are ``child_list[child_start[i]:child_start[i+1]]``, in node order."""
+        return _csr(self.parent)
+
+    def children(self, node: int) -> np.ndarray:
+        """Children of ``node`` (-1: the roots), in node order."""
+        if node < 0:
+            return self.roots
+        start, lst = self._children
+        return lst[start[node]:start[node + 1]]
+
+    def path(self, node: int) -> tuple[int, ...]:
+        """Keys from the root to ``node``."""
+        out = []
+        while node >= 0:
+            out.append(int(self.key[node]))
+            node = int(self.parent[node])
+        return tuple(reversed(out))
+
+    def find_path(self, path: tuple[int, ...]) -> int:
+        """The node with these keys from a root, or -1."""
+        node = -1
+        for k in path:
+            kids = self.children(node)
+            hit = kids[self.key[kids] == k]
+            if not len(hit):
+                return -1
+            node = int(hit[0])
+        return node
+
+    def outermost(self, group: np.ndarray | None = None) -> np.ndarray:
+        """Per node: no ancestor in the same group (default: the same method key)."""
+        if group is None:
+            return self._outermost_keys
+        start, lst = self._children
+        return _outermost(start, lst, self.roots, np.asarray(group, np.int64))
+
+    @cached_property
+    def _outermost_keys(self) -> np.ndarray:
+        return self.same_key_ancestor < 0
+
+    @cached_property
+    def same_key_ancestor(self) -> np.ndarray:
+        """Per node: the nearest ancestor with the same key, -1 when none (a tree made by
+        :meth:`remerge` gets it from the pass that made it)."""
+        start, lst = self._children
+        return _same_group_ancestor(start, lst, self.roots, self.dense_keys[1])
+
+    key_space: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _key_space(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct keys sorted, dense index per key value), shared by the trees derived from
+        this one (transforms never invent keys)."""
+        if self.key_space is None:
+            present = np.zeros(int(self.key.max()) + 1 if len(self.key) else 1, np.bool_)
+            present[self.key] = True
+            self.key_space = (np.flatnonzero(present).astype(np.int64), np.cumsum(present) - 1)
+        return self.key_space
+
+    @cached_property
+    def dense_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, index of each node's key among them), without a sort of the nodes: keys are
+        small integers. ``keys`` may hold keys no node of this tree has (a transform dropped
+        them)."""
+        if not len(self.key):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        keys, index = self._key_space()
+        return keys, index[self.key]
+
+    @cached_property
+    def nodes_by_key(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(keys, start, nodes): nodes of ``keys[i]`` are ``nodes[start[i]:start[i+1]]``, in
+        node order (a counting sort by key; keys without nodes have empty ranges)."""
+        keys, dense = self.dense_keys
+        start, nodes = _csr_by_group(dense, len(keys))
+        return keys, start, nodes
+
+    def nodes_of(self, key: int) -> np.ndarray:
+        keys, start, nodes = self.nodes_by_key
+        i = int(np.searchsorted(keys, key))
+        if i >= len(keys) or keys[i] != key:
+            return np.zeros(0, np.int64)
+        return nodes[start[i]:start[i + 1]]
+
+    def total(self, weight: str = "bytecodes") -> int:
+        """The whole tree's weight (sum over roots)."""
+        return int(self.inclusive(weight)[self.roots].sum())
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_cct(cls, c: dict[str, np.ndarray]) -> Tree:
+        n = len(c["parent"])
+        incl = np.zeros((n, 3), np.int64)
+        incl[:, 0] = c["incl_bytecodes"]
+        incl[:, 1] = c["incl_blocks"]
+        incl[:, 2] = c["incl_time"]
+        own = np.zeros((n, 2), np.int64)
+        own[:, 0] = c["thrown"]
+        own[:, 1] = c["caught"]
+        return cls(np.asarray(c["parent"], np.int64), np.asarray(c["key"], np.int64),
+                   np.asarray(c["depth"], np.int64), np.asarray(c["calls"], np.int64), incl, own,
+                   np.asarray(c["flags"], np.int64))
+
+    @classmethod
+    def concat(cls, trees: list[Tree]) -> Tree:
+        """Trees side by side (node ids shifted), not yet merged."""
+        if not trees:
+            z = np.zeros(0, np.int64)
+            return cls(z, z, z, z, np.zeros((0, 3), np.int64), np.zeros((0, 2), np.int64), z)
+        parents, offset = [], 0
+        for t in trees:
+            parents.append(np.where(t.parent >= 0, t.parent + offset, -1))
+            offset += len(t)
+        return cls(np.concatenate(parents), *(np.concatenate([getattr(t, f) for t in trees])
+                                               for f in ("key", "depth", "calls", "incl", "own_counts", "flags")))
+
+    def remerge(self, visible: np.ndarray | None = None, root: np.ndarray | None = None,
+                kept: np.ndarray | None = None) -> Tree:
+        """The tree with hidden nodes removed (children attached to the nearest visible
+        ancestor), ``root`` nodes made roots, nodes outside ``kept`` dropped, and identical
+        paths merged."""
+        n = len(self)
+        visible = np.ones(n, np.bool_) if visible is None else np.asarray(visible, np.bool_)
+        root = np.zeros(n, np.bool_) if root is None else np.asarray(root, np.bool_)
+        kept = np.ones(n, np.bool_) if kept is None else np.asarray(kept, np.bool_)
+        size = 1 << max(4, int(2 * max(n, 1)).bit_length())
+        top = self.roots
+        roots_pure = (not root.any() and bool(np.all(visible[top] | ~kept[top]))
+                      and len(np.unique(self.key[top])) == len(top))
+        m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
+                            self.flags, size, roots_pure, self.same_key_ancestor)
+        # views, not copies: copying a tree of millions of nodes costs more than the memory saved
+        out = Tree(*(c[:m] for c in cols[:-2]))
+        out.__dict__["_own"] = cols[-2][:m]     # own weights and nearest same-key ancestors,
+        out.__dict__["same_key_ancestor"] = cols[-1][:m]   # computed in the same pass
+        out.key_space = self._key_space()
+        return out
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The columns to store; node ids, keys, depths, flags and exception counts narrowed to
+        32 bits when they fit (a cached tree of millions of nodes then loads in half the time)."""
+        def narrow(a: np.ndarray) -> np.ndarray:
+            a = np.asarray(a)
+            if a.size and (a.max() >= 2**31 or a.min() < -2**31):
+                return a
+            return a.astype(np.int32)
+        return {"parent": narrow(self.parent), "key": narrow(self.key), "depth": narrow(self.depth),
+                "calls": self.calls, "incl": self.incl, "own": narrow(self.own_counts), "flags": narrow(self.flags)}
+
+
+def thread_tree(thread) -> Tree:
+    """The merged tree of one :class:`~jbgui.model.analysis.ThreadReplay` (its exact CCT)."""
+    return Tree.from_cct(CCT.for_thread(thread))
+
+
+def run_tree(analysis, threads=None) -> Tree:
+    """The merged tree of the whole run (every thread's paths merged), or of ``threads``
+    (indices). The whole run's tree is cached beside the replay."""
+    chosen = analysis.threads if threads is None else [analysis.thread(i) for i in threads]
+    if len(chosen) == 1:
+        return thread_tree(chosen[0])
+
+    def build() -> dict[str, np.ndarray]:
+        tree = Tree.concat([thread_tree(t) for t in chosen]).remerge()
+        # stored with the tree: the first transform then needs no depth-first walk
+        return {**tree.to_arrays(), "same": tree.same_key_ancestor.astype(np.int32)}
+    directory = analysis.cache_dir if threads is None else None
+    a = derived.load_or_compute(directory, _FOREST_FILE, _FOREST_KEYS, build)
+    tree = Tree(a["parent"], a["key"], a["depth"], a["calls"], a["incl"], a["own"], a["flags"])
+    tree.__dict__["same_key_ancestor"] = a["same"]
+    return tree
+
+
+def run_methods_table_arrays(analysis, compute) -> dict[str, np.ndarray]:
+    """The whole run's untransformed methods table (``compute()`` builds it as arrays), cached
+    beside the replay: the table a user sees first when the aggregated views open."""
+    return derived.load_or_compute(analysis.cache_dir, "methods_table.npz", ("names", "keys", "columns", "run"),
+                                   compute)
+
+
+# ---------------------------------------------------------------------- inverted and butterfly
+
+
+@dataclass
+class CallerPath:
+    """One node of the inverted tree: the suffix ``keys`` (the method first, then its caller,
+    the caller's caller...), the merged-tree nodes of the method it covers (``origins``) and
+    their ancestors at the suffix's last key (``current``)."""
+
+    keys: tuple[int, ...]
+    origins: np.ndarray
+    current: np.ndarray
+    calls: int
+    self_weight: int
+
+
+class InvertedTree:
+    """Callers (bottom-up): methods by own weight; a method's children are the methods that
+    called it, each with the own weight and calls of the method that came through that path."""
+
+    def __init__(self, tree: Tree, weight: str = "bytecodes", canonical: np.ndarray | None = None):
+        """``canonical`` maps a key to the key that stands for it (see :func:`canonical_keys`:
+        native calls to one target from several call sites are one method here)."""
+        self.tree = tree
+        self.weight = weight
+        self._own = tree.own(weight)
+        self.canonical = canonical
+
+    def _canon(self, keys: np.ndarray) -> np.ndarray:
+        if self.canonical is None:
+            return keys
+        inside = keys < len(self.canonical)
+        return np.where(inside, self.canonical[np.where(inside, keys, 0)], keys)
+
+    def _group(self, keys_prefix: tuple[int, ...], origins: np.ndarray, current: np.ndarray,
+               group_keys: np.ndarray, append: bool) -> list[CallerPath]:
+        if not len(origins):
+            return []
+        order = np.argsort(group_keys, kind="stable")
+        gk = group_keys[order]
+        uniq, first = np.unique(gk, return_index=True)
+        bounds = np.append(first, len(order))
+        w = self._own[origins][order]
+        c = self.tree.calls[origins][order]
+        ws = np.add.reduceat(w, first) if len(first) else w[:0]
+        cs = np.add.reduceat(c, first) if len(first) else c[:0]
+        out = []
+        for i, k in enumerate(uniq):
+            sl = order[bounds[i]:bounds[i + 1]]
+            keys = keys_prefix + (int(k),) if append else (int(k),)
+            out.append(CallerPath(keys, origins[sl], current[sl], int(cs[i]), int(ws[i])))
+        out.sort(key=lambda p: (-p.self_weight, -p.calls, p.keys[-1]))
+        return out
+
+    def roots(self) -> list[CallerPath]:
+        """Every method, by own weight (heaviest first)."""
+        keys, start, nodes = self.tree.nodes_by_key
+        counts = np.diff(start)
+        group = np.repeat(np.arange(len(keys)), counts)
+        ws = np.bincount(group, weights=self._own[nodes], minlength=len(keys))
+        cs = np.bincount(group, weights=self.tree.calls[nodes], minlength=len(keys))
+        canon = self._canon(keys)
+        merged: dict[int, CallerPath] = {}
+        for i in np.flatnonzero(counts):
+            k = int(canon[i])
+            sl = nodes[start[i]:start[i + 1]]
+            got = merged.get(k)
+            if got is None:
+                merged[k] = CallerPath((k,), sl, sl, int(cs[i]), int(ws[i]))
+            else:
+                both = np.concatenate([got.origins, sl])
+                merged[k] = CallerPath((k,), both, both, got.calls + int(cs[i]), got.self_weight + int(ws[i]))
+        out = list(merged.values())
+        out.sort(key=lambda p: (-p.self_weight, -p.calls, p.keys[-1]))
+        return out
+
+    def callers(self, item: CallerPath) -> list[CallerPath]:
+        """The methods that called ``item``'s path, each with what came through it."""
+        parents = self.tree.parent[item.current]
+        has = parents >= 0
+        return self._group(item.keys, item.origins[has], parents[has], self._canon(self.tree.key[parents[has]]),
+                           append=True)
+
+    def top_level_share(self, item: CallerPath) -> tuple[int, int]:
+        """(calls, own weight) of ``item``'s method reached with no further caller (a root)."""
+        top = self.tree.parent[item.current] < 0
+        return int(self.tree.calls[item.origins[top]].sum()), int(self._own[item.origins[top]].sum())
+
+
+@dataclass
+class Neighbour:
+    """A caller or callee of a method in the butterfly: its key (-1: no caller, a thread's
+    root), the calls across that edge and the weight (the method's inclusive weight through
+    that caller, or the callee's inclusive weight under the method)."""
+
+    key: int
+    calls: int
+    weight: int
+
+
+def butterfly(tree: Tree, key: int, weight: str = "bytecodes") -> dict:
+    """Callers and callees of the method ``key``: calls across each edge (every call), and the
+    weight across it counted once per stack — a caller's weight is the method's inclusive weight
+    in its outermost invocations made by that caller (so the callers' weights add up to the
+    method's total), a callee's the inclusive weight of its outermost invocations made by the
+    method. Also the method's calls, own weight and total (recursion counted once)."""
+    nodes = tree.nodes_of(key)
+    incl = tree.inclusive(weight) if weight != "calls" else tree.calls
+    outermost = tree.outermost()
+    parents = tree.parent[nodes]
+    caller_keys = np.where(parents >= 0, tree.key[np.maximum(parents, 0)], -1)
+    callers = _sum_by(caller_keys, tree.calls[nodes], np.where(outermost[nodes], incl[nodes], 0))
+    start, lst = tree._children
+    kids = np.concatenate([lst[start[n]:start[n + 1]] for n in nodes]) if len(nodes) else np.zeros(0, np.int64)
+    callees = _sum_by(tree.key[kids], tree.calls[kids], np.where(outermost[kids], incl[kids], 0))
+    outer = nodes[outermost[nodes]]
+    return {"key": int(key), "calls": int(tree.calls[nodes].sum()), "self": int(tree.own(weight)[nodes].sum()),
+            "total": int(tree.inclusive(weight)[outer].sum()), "callers": callers, "callees": callees}
+
+
+def _sum_by(keys: np.ndarray, calls: np.ndarray, weight: np.ndarray) -> list[Neighbour]:
+    if not len(keys):
+        return []
+    uniq, inv = np.unique(keys, return_inverse=True)
+    c = np.bincount(inv, weights=calls, minlength=len(uniq)).astype(np.int64)
+    w = np.zeros(len(uniq), np.int64)
+    np.add.at(w, inv, weight)
+    out = [Neighbour(int(k), int(a), int(b)) for k, a, b in zip(uniq, c, w)]
+    out.sort(key=lambda x: (-x.weight, -x.calls, x.key))
+    return out
+
+
+def canonical_keys(statics, keys: np.ndarray) -> np.ndarray:
+    """Per key value (up to ``keys.max()``): the smallest key of the same name — native or
+    untraced calls to one target from several call sites share a name and are one method."""
+    keys = np.asarray(keys, np.int64)
+    out = np.arange(int(keys.max()) + 1 if len(keys) else 1, dtype=np.int64)
+    first: dict[str, int] = {}
+    for k in np.unique(keys[keys >= CCT.SYNTHETIC_KEY]).tolist():
+        out[k] = first.setdefault(key_name(statics, k), k)
+    return out
+
+
+def key_name(statics, key: int) -> str:
+    """``pkg.Cls.name(desc)`` of a node key; a native/untraced call by its call site."""
+    key = int(key)
+    if key == -1:
+        return "(thread root)"
+    if key >= CCT.SYNTHETIC_KEY:
+        return statics.site_qualified(key - CCT.SYNTHETIC_KEY) + " [native/untraced]"
+    return statics.method_qualified(key) or f"<method {key}>"

@@ -1,0 +1,181 @@
+"""The methods table: every method (or class, or package) of a merged tree with its calls, own
+and total bytecodes, blocks and time, and exceptions thrown and caught — honouring the scope and
+transforms the tree was built with.
+
+Own weights are summed over the group's nodes; totals count recursion once (the inclusive weight
+of the group's outermost nodes only), so a recursive method's total is not its own inclusive
+weight times its depth, and a class whose methods call each other counts each stack once.
+Sums are vectorised over the tree's nodes (``np.bincount``), whatever the number of calls.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from jbgui.model import cct as CCT
+from jbgui.model import merged_tree as MT
+
+GROUPS = ("method", "class", "package")
+NATIVE_GROUP = "(native/untraced)"
+# Columns of a table, in the order a view shows them.
+COLUMNS = ("calls", "self_bytecodes", "total_bytecodes", "self_blocks", "total_blocks", "self_time", "total_time",
+           "thrown", "caught")
+SORTS = {"calls": "calls", "self": "self_bytecodes", "total": "total_bytecodes"}
+
+
+@dataclass
+class MethodsTable:
+    """One row per group: ``names[i]``, ``keys[i]`` (a method key for the method grouping —
+    for native/untraced calls, one of the call sites' keys — else -1) and one int64 array per column of :data:`COLUMNS`; ``run`` holds the tree's totals
+    (bytecodes, blocks, time, calls) for shares."""
+
+    group: str
+    names: list[str]
+    keys: np.ndarray
+    columns: dict[str, np.ndarray]
+    run: dict[str, int]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def order(self, column: str = "self_bytecodes", descending: bool = True) -> np.ndarray:
+        """Row indices sorted by ``column`` (ties by name)."""
+        if column == "name":
+            idx = np.argsort(np.array(self.names, dtype=object), kind="stable")
+            return idx[::-1] if descending else idx
+        values = self.columns[column]
+        by_name = np.argsort(np.array(self.names, dtype=object), kind="stable")
+        idx = by_name[np.argsort(-values[by_name] if descending else values[by_name], kind="stable")]
+        return idx
+
+    def matching(self, text: str, regex: bool = False) -> np.ndarray:
+        """Rows whose name contains ``text`` (case-insensitive), or matches it as a regular
+        expression; raises ``re.error`` for a bad expression."""
+        if not text:
+            return np.arange(len(self.names))
+        if regex:
+            pattern = re.compile(text, re.IGNORECASE)
+            return np.array([i for i, n in enumerate(self.names) if pattern.search(n)], np.int64)
+        low = text.lower()
+        return np.array([i for i, n in enumerate(self.names) if low in n.lower()], np.int64)
+
+    def row(self, i: int) -> dict:
+        return {"method": self.names[i], **{c: int(self.columns[c][i]) for c in COLUMNS}}
+
+    def share(self, column: str, i: int) -> float:
+        """The row's ``column`` as a fraction of the run's total of that weight."""
+        weight = column.split("_", 1)[-1] if column != "calls" else "calls"
+        total = self.run.get(weight, 0)
+        return float(self.columns[column][i]) / total if total else 0.0
+
+
+@numba.njit(cache=True)
+def _group_sums(group, outer, calls, own, incl, counts, n):
+    """Per group: calls, own bytecodes/blocks/time, total (outermost nodes') bytecodes/blocks/time,
+    thrown, caught — one pass over the nodes, exact in int64."""
+    out = np.zeros((n, 9), np.int64)
+    for i in range(len(group)):
+        g = group[i]
+        out[g, 0] += calls[i]
+        for c in range(3):
+            out[g, 1 + c] += own[i, c]
+            if outer[i]:
+                out[g, 4 + c] += incl[i, c]
+        out[g, 7] += counts[i, 0]
+        out[g, 8] += counts[i, 1]
+    return out
+
+
+def _class_of_key(statics, keys: np.ndarray) -> np.ndarray:
+    """Class id per key (-1 for native/untraced keys)."""
+    out = np.full(len(keys), -1, np.int64)
+    ok = (keys > 0) & (keys < min(CCT.SYNTHETIC_KEY, len(statics.m_class)))
+    out[ok] = np.asarray(statics.m_class, np.int64)[keys[ok]]
+    return out
+
+
+def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
+    """The table of ``tree`` grouped by method, class or package."""
+    if group not in GROUPS:
+        raise ValueError(f"group must be one of {', '.join(GROUPS)}")
+    keys = tree.key
+    if group == "method":
+        uniq, kinv = tree.dense_keys
+        # native/untraced calls from different call sites to one target share a name and a row
+        labels = np.array([MT.key_name(statics, k) for k in uniq], dtype=object)
+        names_u, first, linv = np.unique(labels, return_index=True, return_inverse=True)
+        inv = linv.ravel()[kinv.ravel()]
+        names = [str(n) for n in names_u]
+        row_keys = uniq[first].astype(np.int64)
+    else:
+        kuniq, kidx = tree.dense_keys
+        kcls = _class_of_key(statics, kuniq)
+        ucls, ucinv = np.unique(kcls, return_inverse=True)
+        cinv = ucinv.ravel()[kidx]
+        labels = []
+        for c in ucls:
+            if c < 0:
+                labels.append(NATIVE_GROUP)
+            else:
+                name = statics.c_name[int(c)] if int(c) < len(statics.c_name) else ""
+                if group == "class":
+                    labels.append(name.replace("/", ".") or f"<class {c}>")
+                else:
+                    labels.append(name.rpartition("/")[0].replace("/", ".") or "(default package)")
+        names_u, linv = np.unique(np.array(labels, dtype=object), return_inverse=True)
+        inv = linv.ravel()[cinv.ravel()]
+        names = [str(n) for n in names_u]
+        row_keys = np.full(len(names), -1, np.int64)
+    inv = inv.ravel().astype(np.int64, copy=False)
+    n = len(names)
+    outer = tree.outermost(inv)
+
+    sums = _group_sums(inv, outer, tree.calls, tree.own_matrix, tree.incl,
+                       tree.own_counts, n)
+    cols = {"calls": sums[:, 0]}
+    for j, weight in enumerate(("bytecodes", "blocks", "time")):
+        cols[f"self_{weight}"] = sums[:, 1 + j]
+        cols[f"total_{weight}"] = sums[:, 4 + j]
+    cols["thrown"] = sums[:, 7]
+    cols["caught"] = sums[:, 8]
+    # rows of keys the (transformed) tree no longer has: every node has at least one call
+    present = cols["calls"] > 0
+    if not present.all():
+        keep = np.flatnonzero(present)
+        names = [names[i] for i in keep]
+        row_keys = row_keys[keep]
+        cols = {k: v[keep] for k, v in cols.items()}
+    run = {w: tree.total(w) for w in ("bytecodes", "blocks", "time", "calls")}
+    return MethodsTable(group, names, row_keys, cols, run)
+
+
+def run_table(analysis, tree=None) -> MethodsTable:
+    """The whole run's untransformed methods table, cached beside the replay (computed from
+    ``tree()``, or the run's merged tree, the first time)."""
+    def build() -> dict[str, np.ndarray]:
+        t = compute(tree() if tree is not None else MT.run_tree(analysis), analysis.statics)
+        return {"names": np.array(t.names, dtype=str), "keys": t.keys,
+                "columns": np.stack([t.columns[c] for c in COLUMNS], 1),
+                "run": np.array([t.run[w] for w in _RUN])}
+    a = MT.run_methods_table_arrays(analysis, build)
+    run = a.get("run")
+    if run is None:
+        run = np.array([0] * len(_RUN))
+    return MethodsTable("method", [str(n) for n in a["names"]], np.asarray(a["keys"], np.int64),
+                        {c: np.asarray(a["columns"][:, i], np.int64) for i, c in enumerate(COLUMNS)},
+                        {w: int(v) for w, v in zip(_RUN, run)})
+
+
+_RUN = ("bytecodes", "blocks", "time", "calls")
+
+
+def for_view(view, transforms=(), thread: int | None = None, group: str = "method") -> MethodsTable:
+    """The table an aggregated view shows: the cached whole-run table when nothing is
+    transformed, else computed from the transformed tree."""
+    if not transforms and thread is None and group == "method":
+        return run_table(view.analysis, view.base)
+    return compute(view.tree(tuple(transforms), thread), view.analysis.statics, group)
