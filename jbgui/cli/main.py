@@ -17,12 +17,12 @@ from types import ModuleType
 
 from jbgui import __version__
 from jbgui.cli import calls, check, dump, export, record, stats
-from jbgui.cli import sql
+from jbgui.cli import cache, sql
 from jbgui.cli.trace_input import TraceInputError
 from jbgui.launch import LaunchError
 
 SUBCOMMANDS: tuple[ModuleType, ...] = (record, dump, check, calls, stats, export)
-SUBCOMMANDS += (sql,)
+SUBCOMMANDS += (sql, cache)
 
 USAGE_ERROR = 2
 
