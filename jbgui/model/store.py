@@ -26,9 +26,9 @@ import io
 import os
 import struct
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numba
 import numpy as np
 import zstandard
 
@@ -234,7 +234,7 @@ class StoredColumns:
         self.patches = patches
 
     def column(self, name: str, first: np.ndarray | None = None) -> np.ndarray:
-        """The whole column, decoded (blocks decoded on two threads: zstd releases the GIL).
+        """The whole column, decoded block by block.
         ``last`` is stored relative to ``first``: pass ``first`` when it is decoded already."""
         out = np.empty(self.rows, self.dtypes[name])
         if not self.rows:
@@ -251,12 +251,10 @@ class StoredColumns:
             lo, hi = int(self.starts[i]), int(self.starts[i + 1])
             self._decode_into(name, data[offsets[i]:offsets[i + 1]], out, lo, hi, first)
 
-        if len(self.blocks) > 2:
-            with ThreadPoolExecutor(2) as pool:
-                list(pool.map(one, range(len(self.blocks))))
-        else:
-            for i in range(len(self.blocks)):
-                one(i)
+        # One thread: on a busy two-core machine a second decoding thread measured slower, not
+        # faster (the replay's and the GUI's threads want the other core).
+        for i in range(len(self.blocks)):
+            one(i)
         self._patch(name, out, 0, self.rows)
         _check_range(name, out, self.rows, self.directory)
         return out
@@ -276,9 +274,9 @@ class StoredColumns:
         elif name in SPAN_LAST:
             np.add(first[lo:hi], values, out=target, casting="unsafe")
         elif name in ROW_MINUS:
-            np.subtract(np.arange(lo, hi, dtype=np.int64), values, out=target, casting="unsafe")
+            _row_minus(values, lo, target)
         elif name in MINUS_ROW:
-            np.add(values, np.arange(lo, hi, dtype=np.int64), out=target, casting="unsafe")
+            _minus_row(values, lo, target)
         else:
             target[:] = values
 
@@ -292,20 +290,43 @@ class StoredColumns:
             out[rows[a:b] - lo] = values[a:b]
 
 
+@numba.njit(cache=True, nogil=True)
+def _row_minus(values, lo, out):  # pragma: no cover - numba
+    for i in range(len(values)):
+        out[i] = lo + i - values[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _minus_row(values, lo, out):  # pragma: no cover - numba
+    for i in range(len(values)):
+        out[i] = values[i] + lo + i
+
+
+@numba.njit(cache=True, nogil=True)
+def _out_of_range(kind, values, n):  # pragma: no cover - numba
+    """First row whose tree value cannot be (kind 0: end in (row, n]; 1: parent in [-1, row);
+    2: depth >= 0), or -1."""
+    for i in range(len(values)):
+        v = values[i]
+        if kind == 0:
+            if v <= i or v > n:
+                return i
+        elif kind == 1:
+            if v < -1 or v >= i:
+                return i
+        elif v < 0:
+            return i
+    return -1
+
+
 def _check_range(name: str, values: np.ndarray, n: int, directory: Path) -> None:
     """The tree columns are indices others index with: out of range is damage, never a crash."""
-    if not n or name not in ("end", "parent", "depth"):
+    kind = {"end": 0, "parent": 1, "depth": 2}.get(name)
+    if kind is None or not n:
         return
-    step = 1 << 22
-    for lo in range(0, n, step):
-        part = values[lo:lo + step]
-        if name == "depth":
-            bad = part.min() < 0
-        else:
-            rows = np.arange(lo, lo + len(part), dtype=np.int64)
-            bad = np.any((part <= rows) | (part > n)) if name == "end" else np.any((part < -1) | (part >= rows))
-        if bad:
-            raise CacheDamaged(f"{directory}: column {name} holds values out of range")
+    row = _out_of_range(kind, values, n)
+    if row >= 0:
+        raise CacheDamaged(f"{directory}: column {name} holds a value out of range at row {row}")
 
 
 def patches_by_column(patches: np.ndarray, names: dict[int, str], rows: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:

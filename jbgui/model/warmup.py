@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-MODULES = ("replay_kernel", "timeline_kernel", "call_queries", "call_summary", "cct", "export", "sql")
+MODULES = ("replay_kernel", "timeline_kernel", "call_queries", "call_summary", "cct", "export", "sql", "store")
 
 
 def kernels() -> dict[str, object]:
