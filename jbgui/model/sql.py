@@ -391,23 +391,32 @@ def connect(analysis: Analysis, query: str | None = None, con=None):
 
 @dataclass
 class Result:
-    """A query's answer: column names and rows of Python values."""
+    """A query's answer: column names and rows of Python values (``truncated``: more rows than
+    the ``max_rows`` asked for)."""
 
     columns: list[str]
     rows: list[tuple]
+    truncated: bool = False
 
 
-def query(analysis: Analysis, sql: str) -> Result:
-    """Run one SQL statement over the trace's tables; :class:`SqlError` when DuckDB refuses it."""
+def query(analysis: Analysis, sql: str, max_rows: int | None = None) -> Result:
+    """Run one SQL statement over the trace's tables; :class:`SqlError` when DuckDB refuses it.
+    ``max_rows`` keeps the first rows only (the explorer's panel)."""
     duckdb = _duckdb()
     try:
         con = connect(analysis, sql)
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description] if cursor.description else []
-        rows = cursor.fetchall() if cursor.description else []
+        if not cursor.description:
+            rows = []
+        elif max_rows is None:
+            rows = cursor.fetchall()
+        else:
+            rows = cursor.fetchmany(max_rows + 1)
     except duckdb.Error as error:
         raise SqlError(_first_line(error)) from error
-    return Result(columns, rows)
+    truncated = max_rows is not None and len(rows) > max_rows
+    return Result(columns, rows[:max_rows] if truncated else rows, truncated)
 
 
 def _first_line(error: Exception) -> str:
