@@ -208,6 +208,38 @@ class ColumnWriter:
                 pass
 
 
+# Decoded columns larger than this live in a file-backed mapping rather than anonymous memory.
+MAP_DECODED_ABOVE = 64 << 20
+
+
+def _allocate(directory: Path, name: str, rows: int, dtype: np.dtype) -> np.ndarray:
+    """Room for a decoded column. A large one is a shared mapping of a scratch file in the cache
+    directory, unlinked at once: the kernel can write its pages back and drop them under memory
+    pressure (a trace of a billion events decodes to gigabytes), and nothing is left on disk
+    when the process ends. Anonymous memory when that cannot be made."""
+    size = rows * np.dtype(dtype).itemsize
+    if size <= MAP_DECODED_ABOVE:
+        return np.empty(rows, dtype)
+    path = directory / f".decoded-{name}-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return np.empty(rows, dtype)
+    try:
+        os.ftruncate(fd, size)
+        with os.fdopen(fd, "r+b", closefd=False) as f:
+            out = np.memmap(f, dtype=dtype, mode="r+", shape=(rows,))
+    except OSError:
+        return np.empty(rows, dtype)
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return out
+
+
 def dedupe_patches(patches: np.ndarray) -> np.ndarray:
     """(row, column, value) patches with only the last one of each (row, column) kept, sorted by
     column then row."""
@@ -236,7 +268,7 @@ class StoredColumns:
     def column(self, name: str, first: np.ndarray | None = None) -> np.ndarray:
         """The whole column, decoded block by block.
         ``last`` is stored relative to ``first``: pass ``first`` when it is decoded already."""
-        out = np.empty(self.rows, self.dtypes[name])
+        out = _allocate(self.directory, name, self.rows, self.dtypes[name])
         if not self.rows:
             return out
         if name in SPAN_LAST and first is None:

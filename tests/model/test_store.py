@@ -245,3 +245,17 @@ def test_a_failed_replay_removes_only_its_own_work(recorded, tmp_path, monkeypat
     with pytest.raises(R.Cancelled):
         Analysis.open(trace)
     assert sorted(p.name for p in (trace / "analysis").iterdir()) == before
+
+
+def test_large_columns_decode_into_unlinked_scratch_mappings(recorded, tmp_path, monkeypatch):
+    trace = copy_trace(recorded, tmp_path / "t")
+    in_memory = Analysis.open(trace).thread("main").calls
+    expected = {name: np.asarray(getattr(in_memory, name)).copy() for name in COLUMNS}
+    monkeypatch.setattr(S, "MAP_DECODED_ABOVE", 0)
+    mapped = Analysis.open(trace).thread("main").calls
+    for name in COLUMNS:
+        column = getattr(mapped, name)
+        assert isinstance(column, np.memmap)
+        assert np.array_equal(column, expected[name]), name
+    leftovers = [p for p in (trace / "analysis").rglob(".decoded-*")]
+    assert leftovers == []
