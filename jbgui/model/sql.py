@@ -199,9 +199,8 @@ def referenced(query: str) -> set[str] | None:
 
 
 def _thread_calls(thread: ThreadReplay, wanted: set[str] | None) -> dict[str, np.ndarray]:
-    """One thread's calls columns (without ``thread``), stored ones as they are, computed ones
-    only when wanted (zeros of length 0 otherwise would change the row count, so unwanted computed
-    columns are a broadcast constant)."""
+    """One thread's calls columns (without ``thread``): those the query names (all for ``*``),
+    stored ones as decoded, computed ones computed; the others zeros that are never read."""
     calls = thread.calls
     n = len(calls)
     out: dict[str, np.ndarray] = {}
@@ -209,12 +208,12 @@ def _thread_calls(thread: ThreadReplay, wanted: set[str] | None) -> dict[str, np
     for name in TABLE_BY_NAME["calls"].names:
         if name == "thread":
             continue
-        if name in _STORED:
-            out[name] = np.asarray(getattr(calls, _STORED[name]))
-            continue
         if not want(name):
-            # Not named by the query: a zero-stride array of the right length costs nothing.
-            out[name] = np.broadcast_to(np.zeros(1, np.int64), (n,))
+            # Not named by the query, so never read: zeros from calloc cost no memory and spare
+            # decoding a stored column.
+            out[name] = np.zeros(n, np.int8)
+        elif name in _STORED:
+            out[name] = np.asarray(getattr(calls, _STORED[name]))
         elif name == "row":
             out[name] = np.arange(n, dtype=np.int64)
         elif name in ("start_ns", "end_ns"):
@@ -222,7 +221,7 @@ def _thread_calls(thread: ThreadReplay, wanted: set[str] | None) -> dict[str, np
             if len(thread.clock) >= 2:
                 out[name] = np.rint(thread.times(np.asarray(events))).astype(np.int64)
             else:
-                out[name] = np.broadcast_to(np.zeros(1, np.int64), (n,))  # NULLed by the view
+                out[name] = np.zeros(n, np.int8)  # NULLed by the view
         else:
             incl = calls.incl_bytecodes if name == "own_bytecodes" else calls.incl_blocks
             out[name] = _own(np.asarray(incl), np.asarray(calls.parent)) if n else np.zeros(0, np.int64)
