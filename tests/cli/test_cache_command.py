@@ -41,3 +41,30 @@ def test_not_a_trace(tmp_path, capsys):
     assert main(["cache", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("jbtrace: error: ") and err.count("\n") == 1
+
+
+def test_a_damaged_cache_is_a_warning_line_and_the_right_answer(record, default_jdk, tmp_path, capsys):
+    run = record("hello", default_jdk)
+    trace = tmp_path / "t"
+    shutil.copytree(run.trace_dir, trace, ignore=shutil.ignore_patterns("analysis"))
+    assert main(["calls", str(trace)]) == 0
+    expected = capsys.readouterr().out
+    column = next((trace / "analysis" / "replay").glob("T*/method.zst"))
+    data = bytearray(column.read_bytes())
+    data[len(data) // 2] ^= 0x5A
+    column.write_bytes(bytes(data))
+    assert main(["calls", str(trace)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == expected
+    warnings = [line for line in captured.err.splitlines() if "damaged" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("jbtrace: warning: the analysis cache was damaged")
+    assert "Traceback" not in captured.err
+
+
+def test_jbgui_cache_is_the_user_cache_base(tmp_path, monkeypatch):
+    from jbgui.model.analysis import user_cache_base
+    monkeypatch.delenv("JBGUI_CACHE_DIR", raising=False)
+    monkeypatch.setenv("JBGUI_CACHE", str(tmp_path / "c"))
+    assert user_cache_base() == tmp_path / "c" / "analysis"
+    monkeypatch.setenv("JBGUI_CACHE_DIR", str(tmp_path / "d"))
+    assert user_cache_base() == tmp_path / "d"
