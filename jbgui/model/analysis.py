@@ -446,10 +446,13 @@ def _kernel_version() -> str:
 
 def user_cache_base() -> Path:
     """Where caches go when not beside the trace: ``$JBGUI_CACHE_DIR``, else
+    ``$JBGUI_CACHE/analysis`` (jbgui's cache, as for the agent), else
     ``$XDG_CACHE_HOME/jbgui/analysis`` (``~/.cache/jbgui/analysis``)."""
     env = os.environ.get("JBGUI_CACHE_DIR")
     if env:
         return Path(env)
+    if os.environ.get("JBGUI_CACHE"):
+        return Path(os.environ["JBGUI_CACHE"]) / CACHE_NAME
     xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(xdg) / "jbgui" / CACHE_NAME
 
