@@ -40,7 +40,7 @@ from jbgui.model.errors import TraceError
 from jbgui.model.statics import Statics, load_statics
 from jbgui.model.tracedir import TraceDir
 
-CACHE_FORMAT = 6
+CACHE_FORMAT = 7
 # meta.json larger than this is not one jbgui wrote.
 MAX_META_BYTES = 64 << 20
 # Rows in one stored block at most (the replay flushes its row buffer in blocks).
@@ -109,8 +109,15 @@ class CallTable:
         if name in R.COLUMNS and "_stored" in self.__dict__:
             with self._lock:
                 if name not in self.__dict__:
-                    first = self.__dict__.get("first") if name == "last" else None
-                    self.__dict__[name] = self._stored.column(name, first)
+                    if name in S.DERIVED:
+                        # parent and end are not stored: one pass over depth gives both
+                        depth = self.__dict__.get("depth")
+                        if depth is None:
+                            depth = self.__dict__["depth"] = self._stored.column("depth")
+                        self.__dict__["parent"], self.__dict__["end"] = self._stored.tree(depth)
+                    else:
+                        first = self.__dict__.get("first") if name == "last" else None
+                        self.__dict__[name] = self._stored.column(name, first)
             return self.__dict__[name]
         raise AttributeError(name)
 
@@ -271,7 +278,12 @@ class Analysis:
             meta = cls._replay_into(trace, statics, work, stamp, progress, cancelled)
             replay_dir = root / "replay"
             _remove_own(replay_dir)
-            os.rename(work, replay_dir)
+            try:
+                os.rename(work, replay_dir)
+            except OSError:
+                # Another process put its replay of the same trace there meanwhile: ours replaces it.
+                _remove_own(replay_dir)
+                os.rename(work, replay_dir)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)   # only what this replay made
             raise
@@ -579,7 +591,7 @@ def _check_meta(meta, path: Path) -> None:
         need(isinstance(blocks, list) and all(is_int(b, 1, MAX_BLOCK_ROWS) for b in blocks)
              and sum(blocks) == e["rows"], f"thread {key}: blocks")
         if e["rows"]:
-            need(isinstance(frames, dict) and set(frames) == columns and all(
+            need(isinstance(frames, dict) and set(frames) == columns - set(S.DERIVED) and all(
                 isinstance(f, list) and len(f) == len(blocks) and all(is_int(x, 1) for x in f)
                 for f in frames.values()), f"thread {key}: frames")
             for name, f in frames.items():

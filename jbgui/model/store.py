@@ -5,8 +5,8 @@ and the checks that keep a damaged cache from ever being read into a crash.
 independent zstd frames (content checksums on), one per block of rows the replay flushed (about
 256 K rows), so any block decodes alone. Before compression a few columns are transformed into
 small, repetitive numbers that compress far better: ``first`` as the difference from the previous
-row's (within the block), ``last`` as ``last - first``, ``parent`` as ``row - parent`` and ``end``
-as ``end - row``. Replay learns some fields of a row only after the row's block was flushed (a
+row's (within the block), ``last`` as ``last - first``. ``parent`` and ``end`` are not stored: rows
+are in preorder, so one pass over ``depth`` gives both (:func:`tree_from_depth`). Replay learns some fields of a row only after the row's block was flushed (a
 frame still open at the flush); those values are kept as *patches* (row, column, value), applied
 after decoding.
 
@@ -45,6 +45,8 @@ DELTA_FIRST = ("first",)
 SPAN_LAST = ("last",)
 ROW_MINUS = ("parent",)
 MINUS_ROW = ("end",)
+# Not stored at all: derived from depth.
+DERIVED = ("parent", "end")
 
 
 class CacheDamaged(TraceError):
@@ -170,8 +172,9 @@ class ColumnWriter:
     def __init__(self, directory: Path, dtypes: dict[str, str]):
         self.directory = directory
         self.dtypes = dtypes
-        self.files = {name: open(directory / f"{name}.zst", "xb") for name in dtypes}
-        self.frames: dict[str, list[int]] = {name: [] for name in dtypes}
+        self.stored = [name for name in dtypes if name not in DERIVED]
+        self.files = {name: open(directory / f"{name}.zst", "xb") for name in self.stored}
+        self.frames: dict[str, list[int]] = {name: [] for name in self.stored}
         self.blocks: list[int] = []
         self.rows = 0
         self.compressor = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True, write_content_size=True)
@@ -180,7 +183,7 @@ class ColumnWriter:
         """One block: every column, the same number of rows, already in their stored dtypes."""
         n = len(next(iter(block.values())))
         last = None
-        for name in self.dtypes:
+        for name in self.stored:
             values = block[name]
             if name in SPAN_LAST:
                 last = values
@@ -291,6 +294,20 @@ class StoredColumns:
         _check_range(name, out, self.rows, self.directory)
         return out
 
+    def tree(self, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``parent`` and ``end`` derived from the decoded ``depth`` column."""
+        parent = _allocate(self.directory, "parent", self.rows, self.dtypes["parent"])
+        end = _allocate(self.directory, "end", self.rows, self.dtypes["end"])
+        if self.rows:
+            bad = _tree_from_depth(depth, parent, end)
+            if bad >= 0:
+                raise CacheDamaged(f"{self.directory}: depth column inconsistent at row {bad}")
+            self._patch("parent", parent, 0, self.rows)
+            self._patch("end", end, 0, self.rows)
+            _check_range("parent", parent, self.rows, self.directory)
+            _check_range("end", end, self.rows, self.directory)
+        return parent, end
+
     def _decode_into(self, name, frame, out, lo, hi, first) -> None:
         itemsize = out.dtype.itemsize
         try:
@@ -348,6 +365,33 @@ def _out_of_range(kind, values, n):  # pragma: no cover - numba
                 return i
         elif v < 0:
             return i
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _tree_from_depth(depth, parent, end):  # pragma: no cover - numba
+    """parent and end of every row from depth (rows in preorder); the first row whose depth
+    cannot follow the previous rows' (a jump of more than one level, a negative depth), or -1."""
+    n = len(depth)
+    top = 0
+    for i in range(n):
+        if depth[i] > top:
+            top = depth[i]
+    stack = np.empty(top + 2, np.int64)
+    sp = 0
+    for i in range(n):
+        d = depth[i]
+        if d < 0 or d > sp:
+            return i
+        while sp > d:
+            sp -= 1
+            end[stack[sp]] = i
+        parent[i] = stack[d - 1] if d > 0 else -1
+        stack[sp] = i
+        sp += 1
+    while sp > 0:
+        sp -= 1
+        end[stack[sp]] = n
     return -1
 
 

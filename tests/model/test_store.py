@@ -15,7 +15,7 @@ import pytest
 
 from jbgui.model import replay as R
 from jbgui.model import store as S
-from jbgui.model.analysis import Analysis, cache_root, user_cache_dir
+from jbgui.model.analysis import CACHE_FORMAT, Analysis, cache_root, user_cache_dir
 
 COLUMNS = tuple(R.COLUMNS)
 
@@ -88,7 +88,7 @@ def test_cache_is_smaller_than_the_trace(recorded, tmp_path):
 
 def damage_column(replay: Path, how: str) -> None:
     tdir = sorted(p for p in replay.iterdir() if p.name.startswith("T"))[0]
-    path = tdir / "end.zst"
+    path = tdir / "depth.zst"
     data = bytearray(path.read_bytes())
     if how == "random":
         rng = np.random.default_rng(7)
@@ -98,35 +98,36 @@ def damage_column(replay: Path, how: str) -> None:
         path.write_bytes(bytes(data))
     elif how == "truncated":
         path.write_bytes(bytes(data[:len(data) // 2]))
-    elif how == "end_row_max":
-        # end of row 0 set to 2**31-1, re-encoded as a valid zstd frame and with the meta's
-        # records updated: only the range check can tell.
+    elif how == "depth_row_max":
+        # (end and parent are derived from depth, not stored.) The depth of row 0 set to
+        # 2**31-1, re-encoded as a valid zstd frame and with the meta's records updated: only the
+        # consistency check of the tree can tell.
         meta_path = replay / "meta.json"
         meta = json.loads(meta_path.read_text())
         entry = meta["threads"][str(int(tdir.name[1:]))]
-        dtype = entry["dtypes"]["end"]
-        frames = entry["frames"]["end"]
+        dtype = entry["dtypes"]["depth"]
+        frames = entry["frames"]["depth"]
         first = S.zstandard.ZstdDecompressor().decompress(bytes(data[:frames[0]]))
         values = np.frombuffer(first, dtype).copy()
-        values[0] = (1 << 31) - 1            # stored as end - row; row 0
+        values[0] = (1 << 31) - 1
         frame = S.zstandard.ZstdCompressor(write_checksum=True).compress(values.tobytes())
         path.write_bytes(frame + bytes(data[frames[0]:]))
         frames[0] = len(frame)
-        entry["files"]["end.zst"] = S.file_record(path)
+        entry["files"]["depth.zst"] = S.file_record(path)
         meta_path.write_text(json.dumps(meta))
 
 
-@pytest.mark.parametrize("how", ["random", "truncated", "end_row_max"])
+@pytest.mark.parametrize("how", ["random", "truncated", "depth_row_max"])
 def test_a_damaged_column_is_rebuilt_with_a_note(recorded, tmp_path, how):
     trace = copy_trace(recorded, tmp_path / "t")
     good = Analysis.open(trace)
     expected = np.asarray(good.thread("main").calls.end).copy()
     damage_column(trace / "analysis" / "replay", how)
     again = Analysis.open(trace)
-    if how == "end_row_max":
-        # Sizes and checksums agree (the damage was re-encoded): the range check on decoding
+    if how == "depth_row_max":
+        # Sizes and checksums agree (the damage was re-encoded): the tree check on decoding
         # refuses it with a clear error, never an out-of-bounds read.
-        with pytest.raises(S.CacheDamaged, match="out of range"):
+        with pytest.raises(S.CacheDamaged, match="inconsistent"):
             for t in again.threads:
                 t.calls.end
         return
@@ -136,7 +137,7 @@ def test_a_damaged_column_is_rebuilt_with_a_note(recorded, tmp_path, how):
     assert Analysis.open(trace).from_cache and not any("damaged" in p for p in Analysis.open(trace).problems)
 
 
-@pytest.mark.parametrize("meta", ["[]", "null", '{"format": 6, "stamp": 1}', "{", '"x"' * 1000,
+@pytest.mark.parametrize("meta", ["[]", "null", f'{{"format": {CACHE_FORMAT}, "stamp": 1}}', "{", '"x"' * 1000,
                                   "WRONG_ROWS", "WRONG_FRAMES"])
 def test_a_meta_json_of_the_wrong_shape_is_rebuilt(recorded, tmp_path, meta):
     trace = copy_trace(recorded, tmp_path / "t")
@@ -148,7 +149,7 @@ def test_a_meta_json_of_the_wrong_shape_is_rebuilt(recorded, tmp_path, meta):
         if meta == "WRONG_ROWS":
             entry["rows"] = 2 ** 40
         else:
-            entry["frames"]["end"] = [1] * len(entry["blocks"])
+            entry["frames"]["depth"] = [1] * len(entry["blocks"])
         meta = json.dumps(data)
     path.write_text(meta)
     again = Analysis.open(trace)
