@@ -27,8 +27,19 @@ def recorded(record, default_jdk) -> Path:
     return run.trace_dir
 
 
-def copy_trace(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("analysis"))
+@pytest.fixture(scope="module")
+def cached(recorded, tmp_path_factory) -> Path:
+    """A copy of the recorded trace with its cache built once (copies keep the files' times, so
+    the cache stays current in copies of this copy)."""
+    trace = copy_trace(recorded, tmp_path_factory.mktemp("cached") / "t")
+    analysis = Analysis.open(trace)
+    for t in analysis.threads:
+        t.cct, t.call_summary
+    return trace
+
+
+def copy_trace(src: Path, dst: Path, with_cache: bool = False) -> Path:
+    shutil.copytree(src, dst, ignore=None if with_cache else shutil.ignore_patterns("analysis"))
     return dst
 
 
@@ -76,11 +87,8 @@ def test_store_returns_exactly_what_the_kernel_produced(recorded, tmp_path, monk
                 assert np.array_equal(got, reference[t.index][name]), (label, t.name, name)
 
 
-def test_cache_is_smaller_than_the_trace(recorded, tmp_path):
-    trace = copy_trace(recorded, tmp_path / "t")
-    analysis = Analysis.open(trace)
-    for t in analysis.threads:      # the derived arrays too (cct, summary)
-        t.cct, t.call_summary
+def test_cache_is_smaller_than_the_trace(cached):
+    trace = cached      # the derived arrays are in it too (cct, summary)
     size = lambda p: sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
     trace_size = size(trace / "events") + (trace / "static.xml").stat().st_size
     assert size(trace / "analysis") < trace_size
@@ -118,9 +126,10 @@ def damage_column(replay: Path, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["random", "truncated", "depth_row_max"])
-def test_a_damaged_column_is_rebuilt_with_a_note(recorded, tmp_path, how):
-    trace = copy_trace(recorded, tmp_path / "t")
+def test_a_damaged_column_is_rebuilt_with_a_note(cached, tmp_path, how):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
     good = Analysis.open(trace)
+    assert good.from_cache
     expected = np.asarray(good.thread("main").calls.end).copy()
     damage_column(trace / "analysis" / "replay", how)
     again = Analysis.open(trace)
@@ -139,9 +148,8 @@ def test_a_damaged_column_is_rebuilt_with_a_note(recorded, tmp_path, how):
 
 @pytest.mark.parametrize("meta", ["[]", "null", f'{{"format": {CACHE_FORMAT}, "stamp": 1}}', "{", '"x"' * 1000,
                                   "WRONG_ROWS", "WRONG_FRAMES"])
-def test_a_meta_json_of_the_wrong_shape_is_rebuilt(recorded, tmp_path, meta):
-    trace = copy_trace(recorded, tmp_path / "t")
-    Analysis.open(trace)
+def test_a_meta_json_of_the_wrong_shape_is_rebuilt(cached, tmp_path, meta):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
     path = trace / "analysis" / "replay" / "meta.json"
     if meta.startswith("WRONG"):
         data = json.loads(path.read_text())
@@ -200,9 +208,8 @@ def test_analysis_that_is_not_our_directory_is_left_alone(recorded, tmp_path, mo
     assert Analysis.open(trace).from_cache
 
 
-def test_a_symlink_planted_inside_the_cache_is_never_followed(recorded, tmp_path):
-    trace = copy_trace(recorded, tmp_path / "t")
-    Analysis.open(trace)
+def test_a_symlink_planted_inside_the_cache_is_never_followed(cached, tmp_path):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "file").write_text("keep me")
@@ -233,9 +240,8 @@ def test_cache_dir_environment_and_read_only_traces(recorded, tmp_path, monkeypa
             trace.chmod(0o755)
 
 
-def test_a_failed_replay_removes_only_its_own_work(recorded, tmp_path, monkeypatch):
-    trace = copy_trace(recorded, tmp_path / "t")
-    Analysis.open(trace)
+def test_a_failed_replay_removes_only_its_own_work(cached, tmp_path, monkeypatch):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
     (trace / "analysis" / "mine").write_text("a file jbgui did not make")
     before = sorted(p.name for p in (trace / "analysis").iterdir())
 
@@ -248,8 +254,8 @@ def test_a_failed_replay_removes_only_its_own_work(recorded, tmp_path, monkeypat
     assert sorted(p.name for p in (trace / "analysis").iterdir()) == before
 
 
-def test_large_columns_decode_into_unlinked_scratch_mappings(recorded, tmp_path, monkeypatch):
-    trace = copy_trace(recorded, tmp_path / "t")
+def test_large_columns_decode_into_unlinked_scratch_mappings(cached, tmp_path, monkeypatch):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
     in_memory = Analysis.open(trace).thread("main").calls
     expected = {name: np.asarray(getattr(in_memory, name)).copy() for name in COLUMNS}
     monkeypatch.setattr(S, "MAP_DECODED_ABOVE", 0)
