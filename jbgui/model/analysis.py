@@ -40,7 +40,7 @@ from jbgui.model.errors import TraceError
 from jbgui.model.statics import Statics, load_statics
 from jbgui.model.tracedir import TraceDir
 
-CACHE_FORMAT = 7
+CACHE_FORMAT = 8
 # meta.json larger than this is not one jbgui wrote.
 MAX_META_BYTES = 64 << 20
 # Rows in one stored block at most (the replay flushes its row buffer in blocks).
@@ -110,16 +110,23 @@ class CallTable:
             with self._lock:
                 if name not in self.__dict__:
                     if name in S.DERIVED:
-                        # parent and end are not stored: one pass over depth gives both
-                        depth = self.__dict__.get("depth")
-                        if depth is None:
-                            depth = self.__dict__["depth"] = self._stored.column("depth")
-                        self.__dict__["parent"], self.__dict__["end"] = self._stored.tree(depth)
+                        self._tree_column(name)
+                    elif name in S.OWN_COUNT:
+                        self.__dict__[name] = self._stored.column(name, parent=self._tree_column("parent"))
                     else:
                         first = self.__dict__.get("first") if name == "last" else None
                         self.__dict__[name] = self._stored.column(name, first)
             return self.__dict__[name]
         raise AttributeError(name)
+
+    def _tree_column(self, name: str) -> np.ndarray:
+        """parent or end (not stored: one pass over depth gives both); the lock is held."""
+        if name not in self.__dict__:
+            depth = self.__dict__.get("depth")
+            if depth is None:
+                depth = self.__dict__["depth"] = self._stored.column("depth")
+            self.__dict__["parent"], self.__dict__["end"] = self._stored.tree(depth)
+        return self.__dict__[name]
 
     def __len__(self) -> int:
         return self.rows

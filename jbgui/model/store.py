@@ -5,8 +5,11 @@ and the checks that keep a damaged cache from ever being read into a crash.
 independent zstd frames (content checksums on), one per block of rows the replay flushed (about
 256 K rows), so any block decodes alone. Before compression a few columns are transformed into
 small, repetitive numbers that compress far better: ``first`` as the difference from the previous
-row's (within the block), ``last`` as ``last - first``. ``parent`` and ``end`` are not stored: rows
-are in preorder, so one pass over ``depth`` gives both (:func:`tree_from_depth`). Replay learns some fields of a row only after the row's block was flushed (a
+row's (within the block), ``last`` as ``last - first``, ``incl_bytecodes`` as the call's own
+bytecodes (its inclusive count less its callees', computed within the block: a call that ended
+before its block was written has all its callees there). ``parent`` and ``end`` are not stored:
+rows are in preorder, so one pass over ``depth`` gives both (:func:`_tree_from_depth`), and one
+reverse pass rebuilds the inclusive counts. Replay learns some fields of a row only after the row's block was flushed (a
 frame still open at the flush); those values are kept as *patches* (row, column, value), applied
 after decoding.
 
@@ -47,6 +50,8 @@ ROW_MINUS = ("parent",)
 MINUS_ROW = ("end",)
 # Not stored at all: derived from depth.
 DERIVED = ("parent", "end")
+# Stored as the call's own count (small numbers), the inclusive count rebuilt by one pass.
+OWN_COUNT = ("incl_bytecodes",)
 
 
 class CacheDamaged(TraceError):
@@ -151,8 +156,41 @@ def _nofollow(path, flags):
 
 # ---------------------------------------------------------------- call columns
 
-def _encode(name: str, values: np.ndarray, base_row: int) -> np.ndarray:
+@numba.njit(cache=True, nogil=True)
+def _own_in_block(incl, parent, lo, out):  # pragma: no cover - numba
+    for i in range(len(incl)):
+        out[i] = incl[i]
+    for c in range(len(incl)):
+        p = parent[c] - lo
+        if 0 <= p < len(incl):
+            out[p] -= incl[c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _inclusive(own, parent, patch_rows, patch_values, out):  # pragma: no cover - numba
+    """Inclusive counts from own counts, callees first (rows after their caller); a patched row
+    takes its patched value (the final one) whatever its callees add up to."""
+    n = len(own)
+    if own is not out:
+        for i in range(n):
+            out[i] = own[i]
+    k = len(patch_rows) - 1
+    for r in range(n - 1, -1, -1):
+        while k >= 0 and patch_rows[k] > r:
+            k -= 1
+        if k >= 0 and patch_rows[k] == r:
+            out[r] = patch_values[k]
+        p = parent[r]
+        if 0 <= p < r:
+            out[p] += out[r]
+
+
+def _encode(name: str, values: np.ndarray, base_row: int, block: dict | None = None) -> np.ndarray:
     """The stored form of one block of a column (same dtype)."""
+    if name in OWN_COUNT:
+        out = np.empty_like(values)
+        _own_in_block(values, block["parent"], base_row, out)
+        return out
     if name in DELTA_FIRST:
         out = np.empty_like(values)
         if len(values):
@@ -188,7 +226,7 @@ class ColumnWriter:
             if name in SPAN_LAST:
                 last = values
                 continue
-            data = self.compressor.compress(np.ascontiguousarray(_encode(name, values, self.rows)).data)
+            data = self.compressor.compress(np.ascontiguousarray(_encode(name, values, self.rows, block)).data)
             self.files[name].write(data)
             self.frames[name].append(len(data))
         if last is not None:
@@ -268,7 +306,7 @@ class StoredColumns:
         self.dtypes = {name: np.dtype(d) for name, d in dtypes.items()}
         self.patches = patches
 
-    def column(self, name: str, first: np.ndarray | None = None) -> np.ndarray:
+    def column(self, name: str, first: np.ndarray | None = None, parent: np.ndarray | None = None) -> np.ndarray:
         """The whole column, decoded block by block.
         ``last`` is stored relative to ``first``: pass ``first`` when it is decoded already."""
         out = _allocate(self.directory, name, self.rows, self.dtypes[name])
@@ -290,6 +328,10 @@ class StoredColumns:
         # faster (the replay's and the GUI's threads want the other core).
         for i in range(len(self.blocks)):
             one(i)
+        if name in OWN_COUNT:
+            rows, values = self.patches.get(name, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+            _inclusive(out, parent, rows, values, out)     # in place: callees come after callers
+            return out
         self._patch(name, out, 0, self.rows)
         _check_range(name, out, self.rows, self.directory)
         return out
