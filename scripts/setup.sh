@@ -7,6 +7,7 @@
 #   2. the virtual environment .venv with jbgui installed in editable mode and its dev extras,
 #      reinstalled only when pyproject.toml changed (a stamp file in .venv remembers it);
 #   3. the agent jar, built by jbgui.agent.build into its cache (a no-op when it is current);
+#      then the analyzer's numba kernels compiled into numba's cache (jbgui.model.warmup);
 #   4. with --export-tools only (make test-slow): Chromium and speedscope, for the export tests.
 #
 # The fast path (everything present) only runs dpkg-query, compares a hash and starts Python
@@ -104,6 +105,27 @@ fi
 # Prints the jar's path; builds it first when the Java sources or ASM changed.
 agent_jar=$("$VENV/bin/python" -m jbgui.agent.build)
 say "agent: $agent_jar"
+
+# --- 3b. the analyzer's numba kernels, compiled once into numba's on-disk cache -------------------
+
+# No open of a trace should pay for compiling kernels: record the bundled example once and run
+# everything an open runs on it (python -m jbgui.model.warmup). Redone when jbgui/model changes.
+warm_wanted="$(cat jbgui/model/*.py | sha256sum | cut -d' ' -f1) $("$VENV/bin/python" -V 2>&1)"
+WARM_STAMP="$VENV/.jbgui-warmup-stamp"
+if [ ! -f "$WARM_STAMP" ] || [ "$(cat "$WARM_STAMP")" != "$warm_wanted" ]; then
+    say "compiling the analyzer's kernels into numba's cache (once per change of jbgui/model; about a minute)"
+    warm=build/warmup
+    rm -rf "$warm"
+    mkdir -p "$warm/classes"
+    if javac -g -d "$warm/classes" resources/examples/example/*.java \
+        && "$VENV/bin/jbtrace" record --force -o "$warm/trace" -- java -cp "$warm/classes" example.Main >/dev/null \
+        && "$VENV/bin/python" -m jbgui.model.warmup "$warm/trace"; then
+        printf '%s\n' "$warm_wanted" >"$WARM_STAMP"
+    else
+        say "warning: the kernels were not compiled ahead; the first open of a trace will compile them"
+    fi
+    rm -rf "$warm"
+fi
 
 # --- 4. the exports' target tools (only with --export-tools: `make test-slow`) -------------------
 

@@ -64,7 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            help="put the thread's name first in every stack")
     tables = parser.add_argument_group("csv and parquet")
     tables.add_argument("--table", metavar="TABLE",
-                        help="calls (one row per call, default) or blocks (one row per executed basic block)")
+                        help="calls (one row per call, default) or blocks (one row per executed basic block); "
+                             "parquet also takes 'all': every table of `jbtrace sql` into the directory -o DIR, "
+                             "partitioned by thread (docs/sql.md)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,13 +83,22 @@ def run(args: argparse.Namespace) -> int:
             if to_stdout:
                 raise E.ExportError("parquet cannot go to standard output: give a file name with -o")
             E.check_parquet()
-        if not to_stdout:
+        every_table = fmt == "parquet" and args.table == "all"  # the SQL tables (jbgui.model.sql)
+        if not to_stdout and not every_table:
             E.check_output(args.output)
-        options = _options(args, fmt)
+        options = {} if every_table else _options(args, fmt)
     except E.ExportError as error:
         raise TraceInputError(str(error)) from error
 
     analysis = open_analysis(args.trace, progress=True)
+    if every_table:
+        from jbgui.model.sql import write_parquet
+        try:
+            written = write_parquet(analysis, args.output)
+        except TraceError as error:
+            raise TraceInputError(str(error)) from error
+        print(f"jbtrace: wrote {len(written)} tables to {args.output} (parquet, partitioned by thread)", file=sys.stderr)
+        return 0
     _warn_if_large(analysis, fmt, options)
     progress = _Progress(fmt) if sys.stderr.isatty() else None
     if progress is not None:

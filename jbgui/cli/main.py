@@ -17,11 +17,11 @@ from types import ModuleType
 
 from jbgui import __version__
 from jbgui.cli import calls, check, dump, export, record, stats
-from jbgui.cli import blockviews, methods, tree
+from jbgui.cli import blockviews, cache, methods, sql, tree
 from jbgui.cli.trace_input import TraceInputError
 from jbgui.launch import LaunchError
 
-SUBCOMMANDS: tuple[ModuleType, ...] = (record, dump, check, calls, stats, export, methods, tree)
+SUBCOMMANDS: tuple[ModuleType, ...] = (record, dump, check, calls, stats, export, methods, tree, sql, cache)
 SUBCOMMANDS += blockviews.SUBCOMMANDS  # cfg, path, variants, loops, exceptions, discovery
 
 USAGE_ERROR = 2

@@ -2,8 +2,17 @@
 exceptions, class loads and calling-context trees, cached next to the trace.
 
 ``Analysis.open(trace_dir)`` replays every stream once (:mod:`jbgui.model.replay`) and stores the
-results under ``<trace>/analysis/`` (or the user cache when the trace directory is read-only);
-a second open maps the stored columns and takes well under a second.
+results in the analysis store (:mod:`jbgui.model.store`: zstd-compressed column chunks, a fraction of
+the trace's size) under ``<trace>/analysis/``, or in the user cache directory when the trace
+directory is read-only, ``JBGUI_CACHE_DIR`` is set, or the caller asks for it. A second open
+checks the stored files (sizes and CRC-32s) and reads only the small ones; call columns are decoded
+when first used.
+
+The cache is untrusted input: a stored file that is missing, truncated, altered or of another
+version, a ``meta.json`` of the wrong shape, an ``analysis`` that is a regular file or a symlink
+are detected, and the trace is replayed again with a note (``Analysis.problems``). The cache is
+written only in directories jbgui made (never through a symlink); a failed replay removes only its
+own work directory.
 """
 
 from __future__ import annotations
@@ -12,6 +21,9 @@ import hashlib
 import json
 import os
 import shutil
+import stat
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,13 +35,18 @@ from jbgui.model import call_summary as CS
 from jbgui.model import cct as CCT
 from jbgui.model import replay as R
 from jbgui.model import replay_kernel as K
+from jbgui.model import store as S
 from jbgui.model.errors import TraceError
 from jbgui.model.statics import Statics, load_statics
 from jbgui.model.tracedir import TraceDir
 
-CACHE_FORMAT = 5
-# Call columns larger than this are memory-mapped, smaller ones read into memory.
-MAP_COLUMNS_ABOVE = 4 << 20
+CACHE_FORMAT = 8
+# meta.json larger than this is not one jbgui wrote.
+MAX_META_BYTES = 64 << 20
+# Rows in one stored block at most (the replay flushes its row buffer in blocks).
+MAX_BLOCK_ROWS = 1 << 24
+# The directory inside a trace (or inside the user cache) that jbgui owns.
+CACHE_NAME = "analysis"
 
 
 class Flag:
@@ -67,7 +84,8 @@ LOAD_DTYPE = np.dtype([("event", "<i8"), ("class_id", "<i8")])
 
 
 class CallTable:
-    """One thread's calls in start order (preorder): a column per field, memory-mapped.
+    """One thread's calls in start order (preorder): a column per field, each a numpy array
+    decoded from the analysis store on first use.
 
     Columns: ``method`` (0 for a synthetic call whose target has no method id), ``parent`` (-1 at
     the top), ``depth``, ``first``/``last`` (event indices in the thread's stream), ``flags``
@@ -77,21 +95,38 @@ class CallTable:
     last row of its subtree).
     """
 
-    def __init__(self, directory: Path, rows: int, dtypes: dict[str, str] | None = None):
+    def __init__(self, directory: Path, rows: int, stored: S.StoredColumns | None = None):
         self.directory = directory
         self.rows = rows
-        dtypes = dtypes or {name: dtype for name, (_col, dtype) in R.COLUMNS.items()}
-        for name in R.COLUMNS:
-            dtype = dtypes[name]
-            path = directory / f"{name}.bin"
-            if rows * np.dtype(dtype).itemsize > MAP_COLUMNS_ABOVE:
-                setattr(self, name, np.memmap(path, dtype=dtype, mode="r", shape=(rows,)))
-            elif rows:
-                # Small columns are read: every memory map holds a file descriptor open, and an
-                # explorer with a few traces open would run out of them.
-                setattr(self, name, np.fromfile(path, dtype=dtype, count=rows))
-            else:
-                setattr(self, name, np.zeros(0, dtype=dtype))
+        self._stored = stored
+        self._lock = threading.Lock()
+        if stored is None:
+            for name, (_col, dtype) in R.COLUMNS.items():
+                setattr(self, name, np.zeros(rows, dtype))
+
+    def __getattr__(self, name: str):
+        # A column is decoded from the store on first use and kept (an ordinary attribute after).
+        if name in R.COLUMNS and "_stored" in self.__dict__:
+            with self._lock:
+                if name not in self.__dict__:
+                    if name in S.DERIVED:
+                        self._tree_column(name)
+                    elif name in S.OWN_COUNT:
+                        self.__dict__[name] = self._stored.column(name, parent=self._tree_column("parent"))
+                    else:
+                        first = self.__dict__.get("first") if name == "last" else None
+                        self.__dict__[name] = self._stored.column(name, first)
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    def _tree_column(self, name: str) -> np.ndarray:
+        """parent or end (not stored: one pass over depth gives both); the lock is held."""
+        if name not in self.__dict__:
+            depth = self.__dict__.get("depth")
+            if depth is None:
+                depth = self.__dict__["depth"] = self._stored.column("depth")
+            self.__dict__["parent"], self.__dict__["end"] = self._stored.tree(depth)
+        return self.__dict__[name]
 
     def __len__(self) -> int:
         return self.rows
@@ -204,43 +239,75 @@ class Analysis:
 
     @classmethod
     def open(cls, path: str | Path, progress: Callable[[int, int], None] | None = None,
-             cancelled: Callable[[], bool] | None = None, use_cache: bool = True) -> Analysis:
+             cancelled: Callable[[], bool] | None = None, use_cache: bool = True,
+             user_cache: bool = False) -> Analysis:
         """Replay the trace at ``path`` (or load the cached replay). ``progress(done, total)``
         is called with event counts; ``cancelled()`` returning True stops with
-        :class:`jbgui.model.replay.Cancelled`."""
+        :class:`jbgui.model.replay.Cancelled`. ``user_cache`` keeps the cache in the user cache
+        directory rather than beside the trace (as ``JBGUI_CACHE_DIR`` does)."""
         trace = TraceDir(path)
         trace.metadata  # a clear error for a directory that is not a trace
-        cache_dir = _cache_dir(trace.path)
-        statics = load_statics(trace.path, cache_dir if use_cache else None)
-        cache_dir = cache_dir / "replay"
+        notes: list[str] = []
+        root = cache_root(trace.path, user_cache, notes)
+        statics = load_statics(trace.path, root if use_cache else None)
+        replay_dir = root / "replay"
         stamp = _stamp(trace)
-        meta_path = cache_dir / "meta.json"
-        if use_cache and meta_path.exists():
+        if use_cache:
             try:
-                meta = json.loads(meta_path.read_text())
-                if meta.get("stamp") == stamp:
-                    return cls._load(trace, statics, cache_dir, meta)
-            except (OSError, ValueError, KeyError):
-                pass
-        return cls._replay(trace, statics, cache_dir, stamp, progress, cancelled)
+                meta = _read_meta(replay_dir)
+                if meta is not None and meta["stamp"] == stamp:
+                    analysis = cls._load(trace, statics, replay_dir, meta)
+                    analysis.problems = notes + analysis.problems
+                    return analysis
+            except S.CacheDamaged as error:
+                notes.append(f"the analysis cache was damaged ({error}); the trace was replayed again")
+        analysis = cls._replay(trace, statics, root, stamp, progress, cancelled, notes)
+        analysis.problems = notes + analysis.problems
+        return analysis
 
     @classmethod
-    def _replay(cls, trace, statics, cache_dir, stamp, progress, cancelled) -> Analysis:
+    def _replay(cls, trace, statics, root, stamp, progress, cancelled, notes) -> Analysis:
         if (trace.path / "events" / "shared.jbt").exists():
             raise TraceError(f"{trace.path}: a mode-1 (shared stream) trace; replay reads per-thread streams "
                              "(record with mode=2, the default)")
-        work = cache_dir.with_name(cache_dir.name + ".tmp")
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
+        try:
+            work = _make_work_dir(root)
+        except OSError as error:
+            # Nowhere to keep a cache (a read-only disk): replay into a directory of our own that
+            # lives as long as the process.
+            root = Path(tempfile.mkdtemp(prefix="jbgui-analysis-"))
+            import atexit
+            atexit.register(shutil.rmtree, root, True)
+            notes.append(f"cannot write the analysis cache ({error.strerror or error}); it is kept in {root} "
+                         "until jbgui exits")
+            work = _make_work_dir(root)
+        try:
+            meta = cls._replay_into(trace, statics, work, stamp, progress, cancelled)
+            replay_dir = root / "replay"
+            _remove_own(replay_dir)
+            try:
+                os.rename(work, replay_dir)
+            except OSError:
+                # Another process put its replay of the same trace there meanwhile: ours replaces it.
+                _remove_own(replay_dir)
+                os.rename(work, replay_dir)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)   # only what this replay made
+            raise
+        return cls._load(trace, statics, replay_dir, meta, from_cache=False)
+
+    @classmethod
+    def _replay_into(cls, trace, statics, work, stamp, progress, cancelled) -> dict:
         kstatic = R.kernel_statics(statics)
         state = R.new_state(statics)
-        infos = {t["index"]: t for t in trace.threads}
         indices = trace.stream_indices()
         total = sum((trace.stream_path(i).stat().st_size for i in indices))
         done_bytes = 0
         problems = list(statics.problems)
         results = {}
+        files = {}
         t0 = time.perf_counter()
+        names = {col: name for name, (col, _d) in R.COLUMNS.items()}
         for index in indices:
             path = trace.stream_path(index)
             size = path.stat().st_size
@@ -248,7 +315,8 @@ class Analysis:
             def step(_n, base=done_bytes):
                 if progress is not None:
                     progress(base, total)
-            result, state = R.replay_stream(statics, kstatic, state, path, work / f"T{index:06d}", step, cancelled)
+            tdir = work / f"T{index:06d}"
+            result, state = R.replay_stream(statics, kstatic, state, path, tdir, step, cancelled)
             done_bytes += size
             if progress is not None:
                 progress(done_bytes, total)
@@ -256,37 +324,52 @@ class Analysis:
             problems.extend(result.problems)
             dense = result.counts
             nz = np.nonzero(dense)[0]
-            np.savez(work / f"T{index:06d}" / "extra.npz", exceptions=result.exceptions, loads=result.loads,
-                     count_index=nz, count_value=dense[nz])
+            patches = np.zeros((0, 3), np.int64) if not len(result.patches) else result.patches
+            S.save_arrays(tdir / "extra.npz.zst", {
+                "exceptions": result.exceptions, "loads": result.loads, "count_index": nz,
+                "count_value": dense[nz], "patches": patches})
+            files[index] = {p.name: S.file_record(p) for p in sorted(tdir.iterdir())}
             if result.unknown_ids:
                 problems.append(f"thread {index}: {result.unknown_ids} events name method or block ids that "
                                 "static.xml does not define")
         totals = _totals(statics, state, results)
-        np.savez(work / "totals.npz", **{k: v for k, v in totals.items() if isinstance(v, np.ndarray)})
-        meta = {"stamp": stamp, "problems": problems, "seconds": time.perf_counter() - t0,
+        S.save_arrays(work / "totals.npz.zst", {k: v for k, v in totals.items() if isinstance(v, np.ndarray)})
+        meta = {"format": CACHE_FORMAT, "stamp": stamp, "problems": problems, "seconds": time.perf_counter() - t0,
+                "files": {"totals.npz.zst": S.file_record(work / "totals.npz.zst")},
                 "threads": {str(i): {"rows": r.rows, "events": r.events, "ended": r.thread_ended,
                                      "inferred_exits": r.inferred_exits, "no_start": r.no_start,
                                      "unknown_ids": r.unknown_ids, "problems": r.problems,
-                                     "dtypes": r.dtypes}
+                                     "dtypes": r.dtypes, "blocks": r.blocks, "frames": r.frames,
+                                     "files": files[i]}
                             for i, r in results.items()}}
+        del names
         (work / "meta.json").write_text(json.dumps(meta))
-        shutil.rmtree(cache_dir, ignore_errors=True)
-        work.rename(cache_dir)
-        return cls._load(trace, statics, cache_dir, meta, from_cache=False)
+        return meta
 
     @classmethod
     def _load(cls, trace, statics, cache_dir, meta, from_cache=True) -> Analysis:
         infos = {t["index"]: t for t in trace.threads}
         clock = trace.clock()
+        S.verify_files(cache_dir, meta["files"])
+        with_totals = S.load_arrays(cache_dir / "totals.npz.zst")
+        names = {col: name for name, (col, _d) in R.COLUMNS.items()}
         threads = []
         for key, entry in sorted(meta["threads"].items(), key=lambda kv: int(kv[0])):
             index = int(key)
             tdir = cache_dir / f"T{index:06d}"
-            with np.load(tdir / "extra.npz") as extra:
-                exc = extra["exceptions"]
-                loads = extra["loads"]
+            S.verify_files(tdir, entry["files"])
+            extra = S.load_arrays(tdir / "extra.npz.zst")
+            try:
+                exc = extra["exceptions"].reshape(-1, 5)
+                loads = extra["loads"].reshape(-1, 2)
                 counts = np.zeros(statics.n_blocks, np.int64)
                 counts[extra["count_index"]] = extra["count_value"]
+                patches = extra["patches"].reshape(-1, 3).astype(np.int64)
+            except (KeyError, ValueError, IndexError, TypeError) as error:
+                raise S.CacheDamaged(f"{tdir}: extra arrays: {error}") from error
+            rows = entry["rows"]
+            stored = S.StoredColumns(tdir, rows, entry["blocks"], entry["frames"], entry["dtypes"],
+                                     S.patches_by_column(patches, names, rows)) if rows else None
             samples = clock[clock["stream"] == index] if len(clock) else clock
             clk = np.stack([samples["position"], samples["nanos"]], 1).astype(np.float64) if len(samples) \
                 else np.zeros((0, 2))
@@ -297,12 +380,18 @@ class Analysis:
             info = infos.get(index, {"index": index})
             threads.append(ThreadReplay(
                 index=index, name=info.get("name") or info.get("end_name") or f"thread {index}", info=info,
-                events=entry["events"], ended=entry["ended"], calls=CallTable(tdir, entry["rows"], entry.get("dtypes")),
+                events=entry["events"], ended=entry["ended"], calls=CallTable(tdir, rows, stored),
                 exceptions=_records(exc, EXCEPTION_DTYPE), class_loads=_records(loads, LOAD_DTYPE),
                 block_counts=counts, clock=clk, problems=entry["problems"]))
-        with np.load(cache_dir / "totals.npz") as data:
-            totals = {k: data[k] for k in data.files}
-        return cls(trace, statics, threads, totals, meta["problems"], cache_dir, from_cache)
+        try:
+            totals = {k: with_totals[k] for k in ("block_counts", "edges", "receivers", "site_calls", "site_changes")}
+            totals["edges"] = totals["edges"].reshape(-1, 3)
+            totals["receivers"] = totals["receivers"].reshape(-1, 3)
+        except (KeyError, ValueError) as error:
+            raise S.CacheDamaged(f"{cache_dir}: totals: {error}") from error
+        if len(totals["block_counts"]) != statics.n_blocks or len(totals["site_calls"]) != statics.n_sites:
+            raise S.CacheDamaged(f"{cache_dir}: totals of another static.xml")
+        return cls(trace, statics, threads, totals, list(meta["problems"]), cache_dir, from_cache)
 
     # ------------------------------------------------------------------ naming
 
@@ -351,7 +440,10 @@ def _totals(statics: Statics, state: K.State, results: dict) -> dict:
 
 def _stamp(trace: TraceDir) -> str:
     """What the cached replay was computed from: sizes and times of every input file."""
-    parts = [f"format={CACHE_FORMAT}", f"kernel={_kernel_version()}"]
+    # trace.json names the run (its start time, pid, options): a cache copied from another trace
+    # never matches, whatever the files' sizes and times.
+    run = hashlib.sha1(json.dumps(trace.metadata, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    parts = [f"format={CACHE_FORMAT}", f"kernel={_kernel_version()}", f"run={run}"]
     for p in sorted([trace.path / "static.xml", trace.path / "threads.jsonl", trace.path / "trace.json"]
                     + list((trace.path / "events").glob("*.jbt"))):
         try:
@@ -366,15 +458,149 @@ def _kernel_version() -> str:
     """A digest of the replay code, so that a changed replay never serves stale results."""
     digest = hashlib.sha1()
     here = Path(__file__).parent
-    for name in ("replay_kernel.py", "replay.py", "statics.py", "analysis.py", "tracedir.py"):
+    for name in ("replay_kernel.py", "replay.py", "statics.py", "analysis.py", "tracedir.py", "store.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:12]
 
 
+def user_cache_base() -> Path:
+    """Where caches go when not beside the trace: ``$JBGUI_CACHE_DIR``, else
+    ``$JBGUI_CACHE/analysis`` (jbgui's cache, as for the agent), else
+    ``$XDG_CACHE_HOME/jbgui/analysis`` (``~/.cache/jbgui/analysis``)."""
+    env = os.environ.get("JBGUI_CACHE_DIR")
+    if env:
+        return Path(env)
+    if os.environ.get("JBGUI_CACHE"):
+        return Path(os.environ["JBGUI_CACHE"]) / CACHE_NAME
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "jbgui" / CACHE_NAME
+
+
+def user_cache_dir(trace_path: Path) -> Path:
+    """The user cache directory of one trace (named by a digest of its resolved path)."""
+    return user_cache_base() / hashlib.sha1(str(Path(trace_path).resolve()).encode()).hexdigest()[:16]
+
+
+def cache_root(trace_path: Path, user_cache: bool = False, notes: list[str] | None = None) -> Path:
+    """The directory that holds a trace's cache: ``<trace>/analysis`` when the trace directory is
+    writable (and neither ``user_cache`` nor ``JBGUI_CACHE_DIR`` asks otherwise), else the user
+    cache directory. An ``analysis`` that is not a directory jbgui can own (a symlink, a regular
+    file) is left alone, with a note, and the user cache used instead."""
+    own = Path(trace_path) / CACHE_NAME
+    if not user_cache and not os.environ.get("JBGUI_CACHE_DIR"):
+        try:
+            st = os.lstat(own)
+        except FileNotFoundError:
+            st = None
+        except OSError:
+            st = False
+        if st is None and os.access(trace_path, os.W_OK | os.X_OK):
+            return own
+        if st and stat.S_ISDIR(st.st_mode) and os.access(own, os.W_OK | os.X_OK):
+            return own
+        if st and not stat.S_ISDIR(st.st_mode) and notes is not None:
+            kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a directory"
+            notes.append(f"{own} is {kind}, not a cache jbgui made: left alone; the analysis is cached in "
+                         f"{user_cache_dir(trace_path)}")
+    return user_cache_dir(trace_path)
+
+
 def _cache_dir(trace_path: Path) -> Path:
-    """``<trace>/analysis`` when the trace directory is writable, else the user cache."""
-    own = trace_path / "analysis"
-    if os.access(trace_path, os.W_OK):
-        return own
-    base = Path(os.environ.get("JBGUI_CACHE", Path.home() / ".cache" / "jbgui")) / "analysis"
-    return base / hashlib.sha1(str(trace_path.resolve()).encode()).hexdigest()[:16]
+    """The cache root of a trace (kept for callers that locate the statics cache)."""
+    return cache_root(Path(trace_path))
+
+
+def _make_work_dir(root: Path) -> Path:
+    """A fresh directory for one replay inside ``root`` (made if missing; never a symlink)."""
+    root.mkdir(parents=True, exist_ok=True)
+    st = os.lstat(root)
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(f"{root}: not a directory")
+    return Path(tempfile.mkdtemp(prefix="replay.tmp-", dir=root))
+
+
+def _remove_own(path: Path) -> None:
+    """Remove a previous replay directory inside the cache root: a directory is removed without
+    following symlinks inside it; anything else (a symlink planted there) is unlinked, never
+    followed."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+
+
+def _read_meta(replay_dir: Path) -> dict | None:
+    """The replay's meta.json, checked for shape; None when there is no cache at all."""
+    try:
+        st = os.lstat(replay_dir)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise S.CacheDamaged(f"{replay_dir}: {error.strerror or error}") from error
+    if not stat.S_ISDIR(st.st_mode):
+        raise S.CacheDamaged(f"{replay_dir}: not a directory")
+    path = replay_dir / "meta.json"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise S.CacheDamaged(f"{path}: not a regular file")
+            text = f.read(MAX_META_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise S.CacheDamaged(f"{path}: {error.strerror or error}") from error
+    if len(text) > MAX_META_BYTES:
+        raise S.CacheDamaged(f"{path}: too large")
+    try:
+        meta = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise S.CacheDamaged(f"{path}: not JSON ({error})") from error
+    if isinstance(meta, dict) and meta.get("format") != CACHE_FORMAT:
+        return None     # another version's cache: replayed again, quietly
+    _check_meta(meta, path)
+    return meta
+
+
+def _check_meta(meta, path: Path) -> None:
+    """Raise CacheDamaged unless ``meta`` has the shape :meth:`Analysis._replay_into` writes."""
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            raise S.CacheDamaged(f"{path}: {what}")
+
+    def is_int(v, lo=0, hi=1 << 62) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+    def strings(v) -> bool:
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+    need(isinstance(meta, dict), "not an object")
+    need(isinstance(meta.get("stamp"), str), "no stamp")
+    need(strings(meta.get("problems")), "problems of the wrong shape")
+    need(isinstance(meta.get("files"), dict), "no file records")
+    threads = meta.get("threads")
+    need(isinstance(threads, dict), "threads of the wrong shape")
+    columns = set(R.COLUMNS)
+    for key, e in threads.items():
+        need(isinstance(key, str) and key.isdigit() and len(key) < 12, f"thread key {key!r}")
+        need(isinstance(e, dict), f"thread {key} of the wrong shape")
+        need(is_int(e.get("rows")) and is_int(e.get("events")) and isinstance(e.get("ended"), bool)
+             and strings(e.get("problems")) and isinstance(e.get("files"), dict), f"thread {key} fields")
+        for k in ("inferred_exits", "no_start", "unknown_ids"):
+            need(is_int(e.get(k)), f"thread {key}: {k}")
+        dtypes, blocks, frames = e.get("dtypes"), e.get("blocks"), e.get("frames")
+        need(isinstance(dtypes, dict) and set(dtypes) == columns and all(d in ("<i4", "<i8") for d in dtypes.values()),
+             f"thread {key}: column types")
+        need(isinstance(blocks, list) and all(is_int(b, 1, MAX_BLOCK_ROWS) for b in blocks)
+             and sum(blocks) == e["rows"], f"thread {key}: blocks")
+        if e["rows"]:
+            need(isinstance(frames, dict) and set(frames) == columns - set(S.DERIVED) and all(
+                isinstance(f, list) and len(f) == len(blocks) and all(is_int(x, 1) for x in f)
+                for f in frames.values()), f"thread {key}: frames")
+            for name, f in frames.items():
+                rec = e["files"].get(f"{name}.zst")
+                need(isinstance(rec, dict) and rec.get("size") == sum(f), f"thread {key}: {name} frames and file")

@@ -1,6 +1,7 @@
 """Arrays derived from a thread's call columns (calling-context tree, per-thread totals, the
-timeline's search index), computed once and kept as ``.npz`` files beside the columns: the columns
-never change once replay wrote them, and the analyzer's cache key covers them."""
+timeline's search index), computed once and kept beside the columns as zstd-compressed array files
+(:func:`jbgui.model.store.save_arrays`, ``NAME.zst``): the columns never change once replay wrote
+them, and the analyzer's cache key covers them. A damaged or foreign file is computed again."""
 
 from __future__ import annotations
 
@@ -9,27 +10,26 @@ from pathlib import Path
 
 import numpy as np
 
+from jbgui.model import store
+
 
 def load_or_compute(directory: Path | None, name: str, keys: tuple[str, ...],
                     compute: Callable[[], dict[str, np.ndarray]],
                     valid: Callable[[dict[str, np.ndarray]], bool] = lambda _arrays: True) -> dict[str, np.ndarray]:
     """``directory/name`` when it holds ``keys`` (and ``valid`` accepts them), else ``compute()``,
     stored there for next time. A read-only or damaged cache only costs the computation."""
-    path = Path(directory) / name if directory is not None else None
-    if path is not None and path.exists():
+    path = Path(directory) / f"{name}.zst" if directory is not None else None
+    if path is not None:
         try:
-            with np.load(path) as data:
-                arrays = {k: data[k] for k in keys}
+            arrays = store.load_arrays(path, keys)
             if valid(arrays):
                 return arrays
-        except (OSError, ValueError, KeyError):
-            pass
+        except store.CacheDamaged:
+            pass    # missing, damaged or of another version: computed again
     arrays = compute()
     if path is not None:
         try:
-            tmp = path.with_name(path.stem + ".tmp.npz")
-            np.savez(tmp, **arrays)
-            tmp.replace(path)
+            store.save_arrays(path, arrays)
         except OSError:
             pass
     return arrays

@@ -18,6 +18,7 @@ import numpy as np
 
 from jbgui.model import layout
 from jbgui.model import replay_kernel as K
+from jbgui.model import store as S
 from jbgui.model.statics import Statics
 from jbgui.model.tracedir import iter_stream, stream_event_count
 
@@ -128,14 +129,18 @@ class ThreadResult:
     inferred_exits: int = 0
     no_start: int = 0
     dtypes: dict[str, str] = field(default_factory=dict)
+    patches: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+    blocks: list[int] = field(default_factory=list)           # rows per stored block
+    frames: dict[str, list[int]] = field(default_factory=dict)  # compressed size per block, per column
 
 
 class _ColumnWriter:
-    """Appends flushed column blocks to their files on a thread of its own, so that writing
-    overlaps the replay; at most a few blocks wait (bounded memory)."""
+    """Compresses flushed column blocks into the store (:class:`jbgui.model.store.ColumnWriter`) on
+    a thread of its own, so that compression overlaps the replay; at most a few blocks wait
+    (bounded memory)."""
 
-    def __init__(self, paths: dict[str, Path]):
-        self.files = {name: open(path, "wb") for name, path in paths.items()}
+    def __init__(self, directory: Path, dtypes: dict[str, str]):
+        self.store = S.ColumnWriter(directory, dtypes)
         self.queue: Queue = Queue(maxsize=3)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="jbgui-columns", daemon=True)
@@ -149,8 +154,7 @@ class _ColumnWriter:
             if self.error is not None:
                 continue
             try:
-                for name, column in block.items():
-                    self.files[name].write(column.data)
+                self.store.write(block)
             except BaseException as error:  # reported by put() or close()
                 self.error = error
 
@@ -162,14 +166,20 @@ class _ColumnWriter:
     def close(self) -> None:
         self.queue.put(None)
         self.thread.join()
-        for f in self.files.values():
-            f.close()
+        self.store.close()
         if self.error is not None:
             raise self.error
 
+    def abort(self) -> None:
+        """Stop without raising (the replay failed or was cancelled); the caller removes the files."""
+        self.error = self.error or Cancelled()
+        self.queue.put(None)
+        self.thread.join()
+        self.store.abort()
+
 
 class ThreadReplayer:
-    """Replays one stream into ``out_dir/<column>.bin`` files."""
+    """Replays one stream into the compressed column files of ``out_dir`` (:mod:`jbgui.model.store`)."""
 
     def __init__(self, statics: Statics, kstatic: K.Static, state: K.State, out_dir: Path,
                  dtypes: dict[str, str] | None = None):
@@ -179,7 +189,7 @@ class ThreadReplayer:
         self.out_dir = out_dir
         self.dtypes = dtypes or column_dtypes(0)
         out_dir.mkdir(parents=True, exist_ok=True)
-        self.writer = _ColumnWriter({name: out_dir / f"{name}.bin" for name in COLUMNS})
+        self.writer = _ColumnWriter(out_dir, self.dtypes)
         self.patches: list[np.ndarray] = []
         self.exc: list[np.ndarray] = []
         self.loads: list[np.ndarray] = []
@@ -265,15 +275,11 @@ class ThreadReplayer:
         self.writer.close()
         T = self.T
         rows = int(T.sc[K.S_NEXT_ROW])
-        if self.patches and rows:
-            patches = np.concatenate(self.patches)
-            for name, (col, _dtype) in COLUMNS.items():
-                sel = patches[patches[:, 1] == col]
-                if len(sel):
-                    mm = np.memmap(self.out_dir / f"{name}.bin", dtype=self.dtypes[name], mode="r+", shape=(rows,))
-                    mm[sel[:, 0]] = sel[:, 2]  # later patches of a row win: they come later in order
-                    mm.flush()
-                    del mm
+        # Fields of rows flushed while their frame was open: kept as patches, applied on reading.
+        result.patches = S.dedupe_patches(np.concatenate(self.patches)) if self.patches and rows else \
+            np.zeros((0, 3), np.int64)
+        result.blocks = list(self.writer.store.blocks)
+        result.frames = {name: list(f) for name, f in self.writer.store.frames.items()}
         result.rows = rows
         result.thread_ended = thread_ended
         result.exceptions = np.concatenate(self.exc) if self.exc else np.zeros((0, 5), np.int64)
@@ -342,6 +348,16 @@ def replay_stream(statics: Statics, kstatic: K.Static, state: K.State, stream: P
     result = ThreadResult()
     result.dtypes = column_dtypes(stream_event_count(stream))
     replayer = ThreadReplayer(statics, kstatic, reset_thread_state(state), out_dir, result.dtypes)
+    try:
+        return _replay_stream(replayer, result, stream, progress, cancelled)
+    except BaseException:
+        replayer.writer.abort()
+        raise
+
+
+def _replay_stream(replayer: ThreadReplayer, result: ThreadResult, stream: Path,
+                   progress: Callable[[int], None] | None,
+                   cancelled: Callable[[], bool] | None) -> tuple[ThreadResult, K.State]:
     ended = False
     events = 0
     for first, words, flags, problem in prefetch(iter_stream(stream, BATCH_EVENTS)):

@@ -173,18 +173,18 @@ def load_statics(trace_path: Path, cache_dir: Path | None = None) -> Statics:
     except FileNotFoundError as error:
         raise TraceError(f"{xml}: missing; this trace has no static information") from error
     stamp = f"{CACHE_VERSION}:{st.st_size}:{st.st_mtime_ns}"
-    cached = cache_dir / "statics.npz" if cache_dir is not None else None
+    cached = cache_dir / "statics.npz.zst" if cache_dir is not None else None
     if cached is not None and cached.exists():
         try:
             return _from_npz(cached, stamp)
-        except (OSError, ValueError, KeyError):
-            pass  # stale or damaged: parse again
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            pass  # stale or damaged (CacheDamaged is a ValueError's sibling: see _from_npz): parse again
     statics = _parse(xml)
     if cached is not None:
         try:
             _to_npz(statics, cached, stamp)
-        except OSError:
-            pass  # a read-only place: no cache, same results
+        except (OSError, ValueError):
+            pass  # a read-only place (or one that is not a directory): no cache, same results
     return statics
 
 
@@ -469,30 +469,35 @@ def _to_npz(st: Statics, path: Path, stamp: str) -> None:
     arrays["instr_text"] = np.frombuffer("\0".join(st.instructions[k] for k in keys).encode("utf-8"), np.uint8)
     arrays["problems"] = np.frombuffer("\n".join(st.problems).encode("utf-8"), np.uint8)
     arrays["stamp"] = np.frombuffer(stamp.encode(), np.uint8)
-    tmp = path.with_suffix(".tmp.npz")
+    from jbgui.model import store  # zstd-compressed, checksummed (the analysis store's array files)
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(tmp, **arrays)
-    tmp.replace(path)
+    if not path.parent.is_dir() or path.parent.is_symlink():
+        raise OSError(f"{path.parent}: not a directory jbgui made")
+    store.save_arrays(path, arrays)
 
 
 def _from_npz(path: Path, stamp: str) -> Statics:
-    with np.load(path, allow_pickle=False) as data:
-        if bytes(data["stamp"]).decode() != stamp:
-            raise ValueError("stale")
-        kwargs = {name: data[name] for name in _ARRAYS}
-        lengths = {"c_name": len(kwargs["c_jdk"]), "c_loader": len(kwargs["c_jdk"]), "c_super": len(kwargs["c_jdk"]),
-                   "c_source": len(kwargs["c_jdk"]),
-                   "m_name": len(kwargs["m_class"]), "m_desc": len(kwargs["m_class"]),
-                   "b_lines": len(kwargs["b_method"]), "s_call": len(kwargs["s_block"]),
-                   "h_type": len(kwargs["h_block"])}
-        for name in _STRINGS:
-            parts = bytes(data[name]).decode("utf-8").split("\n")
-            if len(parts) != max(lengths[name], 1):
-                raise ValueError(f"{name}: {len(parts)} strings for {lengths[name]} entries")
-            kwargs[name] = parts[:lengths[name]]
-        keys = data["instr_keys"]
-        texts = bytes(data["instr_text"]).decode("utf-8").split("\0") if len(keys) else []
-        kwargs["instructions"] = dict(zip(keys.tolist(), texts))
-        problems = bytes(data["problems"]).decode("utf-8")
-        kwargs["problems"] = problems.split("\n") if problems else []
+    from jbgui.model import store
+    try:
+        data = store.load_arrays(path)
+    except store.CacheDamaged as error:
+        raise ValueError(str(error)) from error
+    if bytes(data["stamp"]).decode() != stamp:
+        raise ValueError("stale")
+    kwargs = {name: data[name] for name in _ARRAYS}
+    lengths = {"c_name": len(kwargs["c_jdk"]), "c_loader": len(kwargs["c_jdk"]), "c_super": len(kwargs["c_jdk"]),
+               "c_source": len(kwargs["c_jdk"]),
+               "m_name": len(kwargs["m_class"]), "m_desc": len(kwargs["m_class"]),
+               "b_lines": len(kwargs["b_method"]), "s_call": len(kwargs["s_block"]),
+               "h_type": len(kwargs["h_block"])}
+    for name in _STRINGS:
+        parts = bytes(data[name]).decode("utf-8").split("\n")
+        if len(parts) != max(lengths[name], 1):
+            raise ValueError(f"{name}: {len(parts)} strings for {lengths[name]} entries")
+        kwargs[name] = parts[:lengths[name]]
+    keys = data["instr_keys"]
+    texts = bytes(data["instr_text"]).decode("utf-8").split("\0") if len(keys) else []
+    kwargs["instructions"] = dict(zip(keys.tolist(), texts))
+    problems = bytes(data["problems"]).decode("utf-8")
+    kwargs["problems"] = problems.split("\n") if problems else []
     return Statics(**kwargs)

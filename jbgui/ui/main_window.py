@@ -133,6 +133,12 @@ class MainWindow(QMainWindow):
 
         self._add_aggregated_views()
         self._make_menus()
+        # The SQL panel (docs/sql.md): a query over the open trace; a row naming a call selects it.
+        from jbgui.ui.sql_view import SqlView
+        self.sql_view = SqlView(self.selection, lambda: self.loaded.analysis if self.loaded else None)
+        self.sql_dock = self._dock("SQL", "sql", self.sql_view, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.sql_dock.hide()
+        self._action(self.view_menu, "S&QL", lambda: self._show_dock(self.sql_dock), "Ctrl+6")
         self._make_navigation()
         self.selection.callSelected.connect(self._call_selected)
         self.selection.methodSelected.connect(self._method_selected)

@@ -1,0 +1,254 @@
+"""The analysis store on real traces: size against the trace, cold and warm opens, replay
+throughput, peak memory, and the first open after a fresh install (issue 13).
+
+For each trace (hard-linked copies of /work/traces/javac-* by default, never opened in place):
+
+- trace size (events + static.xml), cache size after an open that also builds the derived arrays
+  (calling-context trees, summaries, the timeline's index), and their ratio;
+- cold open: a fresh process, no cache, until the explorer's model is ready to paint
+  (``jbgui.ui.loading.load_trace``: replay, timeline, summary), and the replay's throughput
+  (events / seconds of ``Analysis.open``, end to end: static.xml, decoding, replay, store);
+- warm open: a fresh process, the cache present: ``Analysis.open`` alone and ``load_trace``;
+- peak resident memory of each of those processes;
+
+and for the bundled example, the first open after a fresh install: a new numba cache, then what
+``scripts/setup.sh`` does (``python -m jbgui.model.warmup``), then a fresh process opening a newly
+recorded trace of the example; beside it the same open with an empty numba cache (what it cost
+before kernels were compiled at set-up).
+
+Every number is the median of ``--runs`` fresh processes. Run: ``.venv/bin/python benchmarks/bench_store.py``
+(``--traces NAME...``, ``--runs N``, ``--skip-install``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = Path("/work/traces")
+WORK = REPO / "build" / "bench-store"
+DEFAULT_TRACES = ("javac-agent-sources", "javac-java-util-stream")
+
+CHILD = r"""
+import json, resource, shutil, sys, time
+from pathlib import Path
+mode, path = sys.argv[1], Path(sys.argv[2])
+out = {}
+started = time.perf_counter()
+if mode == "cold":
+    shutil.rmtree(path / "analysis", ignore_errors=True)
+    from jbgui.model.analysis import Analysis
+    t = time.perf_counter()
+    analysis = Analysis.open(path)
+    out["open"] = time.perf_counter() - t
+    out["events"] = sum(th.events for th in analysis.threads)
+    out["calls"] = sum(len(th.calls) for th in analysis.threads)
+    from jbgui.model.timeline import TimelineModel
+    from jbgui.model.metrics import run_summary
+    TimelineModel(analysis); run_summary(analysis)
+    out["first_paint"] = time.perf_counter() - t
+elif mode == "warm":
+    from jbgui.model.analysis import Analysis
+    t = time.perf_counter()
+    analysis = Analysis.open(path)
+    out["open"] = time.perf_counter() - t
+    assert analysis.from_cache
+    from jbgui.model.timeline import TimelineModel
+    from jbgui.model.metrics import run_summary
+    TimelineModel(analysis); run_summary(analysis)
+    out["first_paint"] = time.perf_counter() - t
+elif mode == "derive":
+    from jbgui.model.analysis import Analysis
+    from jbgui.model.timeline import TimelineModel
+    analysis = Analysis.open(path)
+    TimelineModel(analysis)
+    for th in analysis.threads:
+        th.cct, th.call_summary
+elif mode == "example":
+    from jbgui.ui.loading import load_trace
+    t = time.perf_counter()
+    loaded = load_trace(lambda d, n: None, lambda: False, path)
+    out["first_paint"] = time.perf_counter() - t
+usage = resource.getrusage(resource.RUSAGE_SELF)
+out["rss_mb"] = usage.ru_maxrss / 1024
+out["cpu_s"] = usage.ru_utime + usage.ru_stime
+print(json.dumps(out))
+"""
+
+
+def child(mode: str, path: Path, env: dict | None = None, code: Path = REPO) -> dict:
+    """One measurement in a fresh process, importing jbgui from ``code`` (this checkout, or the
+    baseline's exported sources)."""
+    run = subprocess.run([sys.executable, "-c", CHILD, mode, str(path)], capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}, cwd=code)
+    if run.returncode != 0:
+        raise SystemExit(f"bench_store: {mode} {path} failed:\n{run.stderr[-3000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def tree_size(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            p = os.path.join(root, name)
+            if not os.path.islink(p):
+                total += os.path.getsize(p)
+    return total
+
+
+def copy_trace(name: str, prefix: str = "") -> Path:
+    """A hard-linked copy of /work/traces/NAME under build/bench-store, without its cache."""
+    source = TRACES / name
+    target = WORK / f"{prefix}{name}"
+    if not target.exists():
+        WORK.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-al", str(source), str(target)], check=True)
+    shutil.rmtree(target / "analysis", ignore_errors=True)
+    return target
+
+
+def median(runs: list[dict], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def bench_trace(name: str, runs: int, code: Path = REPO, label: str = "this branch") -> dict:
+    source = TRACES / name
+    info = json.loads((source / "trace.json").read_text())
+    if info.get("status") != "complete":
+        print(f"== {name}: skipped (trace.json says {info.get('status')!r})")
+        return {}
+    trace = copy_trace(name, "" if code == REPO else "baseline-")
+    if code != REPO:
+        child("cold", trace, code=code)     # the baseline's kernels compile in its own tree first
+    cold = [child("cold", trace, code=code) for _ in range(runs)]
+    child("derive", trace, code=code)
+    warm = [child("warm", trace, code=code) for _ in range(runs)]
+    trace_bytes = tree_size(trace / "events") + (trace / "static.xml").stat().st_size
+    cache_bytes = tree_size(trace / "analysis")
+    raw_max_depth = sum(p.stat().st_size for p in (trace / "analysis").rglob("max_depth.bin"))
+    events = cold[0]["events"]
+    r = {
+        "trace": name, "code": label, "events": events, "calls": cold[0]["calls"], "trace_mb": trace_bytes / 1e6,
+        "cache_mb": cache_bytes / 1e6, "ratio": cache_bytes / trace_bytes,
+        "ratio_own": (cache_bytes - raw_max_depth) / trace_bytes,
+        "cold_open_s": median(cold, "open"), "cold_first_paint_s": median(cold, "first_paint"),
+        "cold_cpu_s": median(cold, "cpu_s"),
+        "replay_meps": events / median(cold, "open") / 1e6, "cold_rss_mb": median(cold, "rss_mb"),
+        "warm_open_s": median(warm, "open"), "warm_first_paint_s": median(warm, "first_paint"),
+        "warm_rss_mb": median(warm, "rss_mb"),
+    }
+    largest = sorted(((p.stat().st_size, p.relative_to(trace / "analysis"))
+                      for p in (trace / "analysis").rglob("*") if p.is_file()), reverse=True)[:3]
+    r["largest"] = [f"{p} {s / 1e6:.1f} MB" for s, p in largest]
+    return r
+
+
+def baseline_code(rev: str) -> Path:
+    """The jbgui sources of ``rev``, exported under build/bench-store/code-REV."""
+    sha = subprocess.run(["git", "rev-parse", "--short", rev], cwd=REPO, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    target = WORK / f"code-{sha}"
+    if not (target / "jbgui").is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", sha, "jbgui"], cwd=REPO, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+def bench_install(runs: int) -> dict:
+    """First open of a fresh recording of the bundled example after a fresh install (a new numba
+    cache), with and without the set-up time warm-up."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
+        tmp = Path(tmp)
+        classes = tmp / "classes"
+        subprocess.run(["javac", "-g", "-d", str(classes), *map(str, (REPO / "resources/examples/example").glob("*.java"))],
+                       check=True)
+
+        def record(target: Path) -> None:
+            subprocess.run([str(REPO / ".venv/bin/jbtrace"), "record", "--force", "-o", str(target), "--",
+                            "java", "-cp", str(classes), "example.Main"], check=True, capture_output=True)
+        for label, warm in (("without warm-up", False), ("after warm-up", True)):
+            times, rss = [], []
+            for i in range(runs if warm else 1):
+                numba_cache = tmp / f"numba-{label[:5]}-{i}"
+                env = {"NUMBA_CACHE_DIR": str(numba_cache)}
+                if warm:
+                    record(tmp / "warm-trace")
+                    subprocess.run([sys.executable, "-m", "jbgui.model.warmup", str(tmp / "warm-trace")], check=True,
+                                   env={**os.environ, **env}, capture_output=True)
+                trace = tmp / f"demo-{label[:5]}-{i}"
+                record(trace)
+                got = child("example", trace, env)
+                times.append(got["first_paint"])
+                rss.append(got["rss_mb"])
+            out[label] = (statistics.median(times), statistics.median(rss))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--traces", nargs="*", default=list(DEFAULT_TRACES), help="names under /work/traces")
+    parser.add_argument("--runs", type=int, default=3, help="fresh processes per measurement (median)")
+    parser.add_argument("--baseline", metavar="REV", default="c61eac4",
+                        help="also measure jbgui at REV (the store before issue 13) on the first trace, side by side; "
+                             "'' to skip")
+    parser.add_argument("--skip-install", action="store_true", help="skip the fresh-install measurement")
+    args = parser.parse_args()
+    load_before = os.getloadavg()
+    results = []
+    for i, name in enumerate(args.traces):
+        if i == 0 and args.baseline:
+            got = bench_trace(name, args.runs, baseline_code(args.baseline), f"at {args.baseline}")
+            if got:
+                results.append(got)
+        got = bench_trace(name, args.runs)
+        if got:
+            results.append(got)
+    print(f"\n== analysis store, medians of {args.runs} fresh processes each "
+          f"(load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores)")
+    header = (f"{'trace':<24}{'code':<14}{'events':>13}{'calls':>12}{'trace MB':>9}{'cache MB':>9}{'ratio':>6}"
+              f"{'cold open':>10}{'CPU s':>7}{'1st paint':>10}{'M ev/s':>7}{'cold RSS':>9}{'warm open':>10}"
+              f"{'warm paint':>11}{'warm RSS':>9}")
+    print(header)
+    for r in results:
+        print(f"{r['trace']:<24}{r['code']:<14}{r['events']:>13,}{r['calls']:>12,}{r['trace_mb']:>9.1f}"
+              f"{r['cache_mb']:>9.1f}{r['ratio']:>6.2f}{r['cold_open_s']:>9.2f}s{r['cold_cpu_s']:>7.1f}"
+              f"{r['cold_first_paint_s']:>9.2f}s{r['replay_meps']:>7.1f}{r['cold_rss_mb']:>7.0f}MB"
+              f"{r['warm_open_s']:>9.2f}s{r['warm_first_paint_s']:>10.2f}s{r['warm_rss_mb']:>7.0f}MB")
+        print(f"    largest cached files: {'; '.join(r['largest'])}; ratio without the timeline's raw "
+              f"max_depth.bin: {r['ratio_own']:.2f}")
+    print("\ntargets: cache <= trace (ratio <= 1), cold first paint <= 5 s and replay >= 50 M events/s (javac "
+          "agent sources), warm open < 1 s, RSS < 2 GB")
+    for r in results:
+        if r["code"] != "this branch":
+            continue
+        checks = [("ratio <= 1", r["ratio"] <= 1, f"{r['ratio']:.2f} ({r['ratio_own']:.2f} without max_depth.bin)"),
+                  ("warm open < 1 s", r["warm_open_s"] < 1, f"{r['warm_open_s']:.2f} s"),
+                  ("cold RSS < 2 GB", r["cold_rss_mb"] < 2048, f"{r['cold_rss_mb']:.0f} MB"),
+                  ("warm RSS < 2 GB", r["warm_rss_mb"] < 2048, f"{r['warm_rss_mb']:.0f} MB")]
+        if r["trace"] == "javac-agent-sources":
+            checks += [("cold first paint <= 5 s", r["cold_first_paint_s"] <= 5, f"{r['cold_first_paint_s']:.2f} s"),
+                       ("replay >= 50 M ev/s", r["replay_meps"] >= 50, f"{r['replay_meps']:.1f} M ev/s")]
+        for label, ok, value in checks:
+            print(f"  {r['trace']:<24}{label:<26}{'met' if ok else 'MISSED':<8}{value}")
+    if not args.skip_install:
+        install = bench_install(args.runs)
+        print("\n== first open of the bundled example after a fresh install (new numba cache), model ready to paint")
+        for label, (seconds, rss) in install.items():
+            print(f"  {label:<18}{seconds:>8.2f} s  {rss:>6.0f} MB")
+        base, warm = install["without warm-up"][0], install["after warm-up"][0]
+        print(f"  ratio {base / warm:.1f}x; target <= 3 s after install: {'met' if warm <= 3 else 'MISSED'} ({warm:.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

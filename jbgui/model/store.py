@@ -1,0 +1,463 @@
+"""The analysis store's on-disk pieces: call columns as zstd-compressed chunks, small array files,
+and the checks that keep a damaged cache from ever being read into a crash.
+
+**Call columns.** Each column of a thread's call table is one file ``NAME.zst``: a sequence of
+independent zstd frames (content checksums on), one per block of rows the replay flushed (about
+256 K rows), so any block decodes alone. Before compression a few columns are transformed into
+small, repetitive numbers that compress far better: ``first`` as the difference from the previous
+row's (within the block), ``last`` as ``last - first``, ``incl_bytecodes`` as the call's own
+bytecodes (its inclusive count less its callees', computed within the block: a call that ended
+before its block was written has all its callees there). ``parent`` and ``end`` are not stored:
+rows are in preorder, so one pass over ``depth`` gives both (:func:`_tree_from_depth`), and one
+reverse pass rebuilds the inclusive counts. Replay learns some fields of a row only after the row's block was flushed (a
+frame still open at the flush); those values are kept as *patches* (row, column, value), applied
+after decoding.
+
+**Small arrays** (exceptions, block counts, totals, the derived arrays, the static tables) are one
+``.npz`` payload compressed with zstd behind a header that names the format and carries the
+payload's size and CRC-32.
+
+**Checks.** Every file's size and CRC-32 are recorded when written (``file_record``) and compared
+when the cache is opened (``verify_files``), about 50 ms per 100 MB; decoded blocks are checked for
+length, and the tree columns for range, before anyone indexes with them. Anything wrong raises
+:class:`CacheDamaged`, which the analyzer answers by replaying again, with a note.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import numba
+import numpy as np
+import zstandard
+
+from jbgui.model.errors import TraceError
+
+LEVEL = 1                       # zstd level: 3 saves ~10% more and costs twice the time
+ARRAYS_MAGIC = b"JBGUIARR"
+ARRAYS_VERSION = 1
+_HEADER = struct.Struct("<8sIQI")   # magic, version, payload size, payload CRC-32
+MAX_ARRAYS_BYTES = 1 << 33          # a header claiming more than this is damage, not data
+
+# Column transforms (see the module docstring).
+DELTA_FIRST = ("first",)
+SPAN_LAST = ("last",)
+ROW_MINUS = ("parent",)
+MINUS_ROW = ("end",)
+# Not stored at all: derived from depth.
+DERIVED = ("parent", "end")
+# Stored as the call's own count (small numbers), the inclusive count rebuilt by one pass.
+OWN_COUNT = ("incl_bytecodes",)
+
+
+class CacheDamaged(TraceError):
+    """A cache file is missing, truncated, of the wrong size or checksum, or holds values that
+    cannot be: the cache must be rebuilt."""
+
+
+# ---------------------------------------------------------------- file records
+
+def crc_of(path: Path) -> int:
+    """CRC-32 of a file, read in pieces."""
+    crc = 0
+    with open(path, "rb") as f:
+        while True:
+            piece = f.read(1 << 22)
+            if not piece:
+                return crc
+            crc = zlib.crc32(piece, crc)
+
+
+def file_record(path: Path) -> dict:
+    """What :func:`verify_files` checks a file against later."""
+    return {"size": path.stat().st_size, "crc": crc_of(path)}
+
+
+def verify_files(directory: Path, records: dict) -> None:
+    """Raise :class:`CacheDamaged` unless every recorded file is a regular file of its recorded
+    size and CRC-32."""
+    if not isinstance(records, dict):
+        raise CacheDamaged("no file records")
+    for name, rec in records.items():
+        if not (isinstance(name, str) and "/" not in name and name not in ("", ".", "..")
+                and isinstance(rec, dict) and isinstance(rec.get("size"), int) and isinstance(rec.get("crc"), int)):
+            raise CacheDamaged(f"a file record of the wrong shape ({name!r})")
+        path = directory / name
+        try:
+            st = os.lstat(path)
+        except OSError as error:
+            raise CacheDamaged(f"{path}: {error.strerror or error}") from error
+        if not _is_regular(st.st_mode):
+            raise CacheDamaged(f"{path}: not a regular file")
+        if st.st_size != rec["size"]:
+            raise CacheDamaged(f"{path}: {st.st_size} bytes, {rec['size']} written")
+        if crc_of(path) != rec["crc"]:
+            raise CacheDamaged(f"{path}: checksum differs from the one written")
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+    return stat.S_ISREG(mode)
+
+
+# ---------------------------------------------------------------- small arrays
+
+def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """``arrays`` as one zstd-compressed ``.npz`` payload with a checked header, written to a
+    temporary name and renamed into place."""
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    payload = zstandard.ZstdCompressor(level=3, write_checksum=True).compress(buf.getvalue())
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "xb") as f:
+            f.write(_HEADER.pack(ARRAYS_MAGIC, ARRAYS_VERSION, len(payload), zlib.crc32(payload)))
+            f.write(payload)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def load_arrays(path: Path, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+    """The arrays :func:`save_arrays` wrote; :class:`CacheDamaged` for anything else."""
+    try:
+        with open(path, "rb", opener=_nofollow) as f:
+            header = f.read(_HEADER.size)
+            if len(header) != _HEADER.size:
+                raise CacheDamaged(f"{path}: truncated")
+            magic, version, size, crc = _HEADER.unpack(header)
+            if magic != ARRAYS_MAGIC or version != ARRAYS_VERSION or size > MAX_ARRAYS_BYTES:
+                raise CacheDamaged(f"{path}: not an array file of this version")
+            payload = f.read(size + 1)
+    except OSError as error:
+        raise CacheDamaged(f"{path}: {error.strerror or error}") from error
+    if len(payload) != size or zlib.crc32(payload) != crc:
+        raise CacheDamaged(f"{path}: truncated or altered")
+    try:
+        raw = zstandard.ZstdDecompressor().decompress(payload)
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+            names = data.files if keys is None else keys
+            return {k: data[k] for k in names}
+    except (zstandard.ZstdError, ValueError, KeyError, OSError, EOFError) as error:
+        raise CacheDamaged(f"{path}: {error}") from error
+
+
+def _nofollow(path, flags):
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+
+
+# ---------------------------------------------------------------- call columns
+
+@numba.njit(cache=True, nogil=True)
+def _own_in_block(incl, parent, lo, out):  # pragma: no cover - numba
+    for i in range(len(incl)):
+        out[i] = incl[i]
+    for c in range(len(incl)):
+        p = parent[c] - lo
+        if 0 <= p < len(incl):
+            out[p] -= incl[c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _inclusive(own, parent, patch_rows, patch_values, out):  # pragma: no cover - numba
+    """Inclusive counts from own counts, callees first (rows after their caller); a patched row
+    takes its patched value (the final one) whatever its callees add up to."""
+    n = len(own)
+    if own is not out:
+        for i in range(n):
+            out[i] = own[i]
+    k = len(patch_rows) - 1
+    for r in range(n - 1, -1, -1):
+        while k >= 0 and patch_rows[k] > r:
+            k -= 1
+        if k >= 0 and patch_rows[k] == r:
+            out[r] = patch_values[k]
+        p = parent[r]
+        if 0 <= p < r:
+            out[p] += out[r]
+
+
+def _encode(name: str, values: np.ndarray, base_row: int, block: dict | None = None) -> np.ndarray:
+    """The stored form of one block of a column (same dtype)."""
+    if name in OWN_COUNT:
+        out = np.empty_like(values)
+        _own_in_block(values, block["parent"], base_row, out)
+        return out
+    if name in DELTA_FIRST:
+        out = np.empty_like(values)
+        if len(values):
+            out[0] = values[0]
+            np.subtract(values[1:], values[:-1], out=out[1:])
+        return out
+    if name in ROW_MINUS or name in MINUS_ROW:
+        rows = np.arange(base_row, base_row + len(values), dtype=np.int64)
+        diff = rows - values if name in ROW_MINUS else values - rows
+        return diff.astype(values.dtype)
+    return values
+
+
+class ColumnWriter:
+    """Appends blocks of rows to ``DIR/NAME.zst``, one zstd frame per column per block."""
+
+    def __init__(self, directory: Path, dtypes: dict[str, str]):
+        self.directory = directory
+        self.dtypes = dtypes
+        self.stored = [name for name in dtypes if name not in DERIVED]
+        self.files = {name: open(directory / f"{name}.zst", "xb") for name in self.stored}
+        self.frames: dict[str, list[int]] = {name: [] for name in self.stored}
+        self.blocks: list[int] = []
+        self.rows = 0
+        self.compressor = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True, write_content_size=True)
+
+    def write(self, block: dict[str, np.ndarray]) -> None:
+        """One block: every column, the same number of rows, already in their stored dtypes."""
+        n = len(next(iter(block.values())))
+        last = None
+        for name in self.stored:
+            values = block[name]
+            if name in SPAN_LAST:
+                last = values
+                continue
+            data = self.compressor.compress(np.ascontiguousarray(_encode(name, values, self.rows, block)).data)
+            self.files[name].write(data)
+            self.frames[name].append(len(data))
+        if last is not None:
+            span = (last.astype(np.int64) - block["first"].astype(np.int64)).astype(last.dtype)
+            data = self.compressor.compress(np.ascontiguousarray(span).data)
+            self.files["last"].write(data)
+            self.frames["last"].append(len(data))
+        self.blocks.append(n)
+        self.rows += n
+
+    def close(self) -> None:
+        for f in self.files.values():
+            f.close()
+
+    def abort(self) -> None:
+        for f in self.files.values():
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
+# Decoded columns larger than this live in a file-backed mapping rather than anonymous memory.
+MAP_DECODED_ABOVE = 64 << 20
+
+
+def _allocate(directory: Path, name: str, rows: int, dtype: np.dtype) -> np.ndarray:
+    """Room for a decoded column. A large one is a shared mapping of a scratch file in the cache
+    directory, unlinked at once: the kernel can write its pages back and drop them under memory
+    pressure (a trace of a billion events decodes to gigabytes), and nothing is left on disk
+    when the process ends. Anonymous memory when that cannot be made."""
+    size = rows * np.dtype(dtype).itemsize
+    if size <= MAP_DECODED_ABOVE:
+        return np.empty(rows, dtype)
+    path = directory / f".decoded-{name}-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return np.empty(rows, dtype)
+    try:
+        os.ftruncate(fd, size)
+        with os.fdopen(fd, "r+b", closefd=False) as f:
+            out = np.memmap(f, dtype=dtype, mode="r+", shape=(rows,))
+    except OSError:
+        return np.empty(rows, dtype)
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return out
+
+
+def dedupe_patches(patches: np.ndarray) -> np.ndarray:
+    """(row, column, value) patches with only the last one of each (row, column) kept, sorted by
+    column then row."""
+    if not len(patches):
+        return np.zeros((0, 3), np.int64)
+    order = np.arange(len(patches))[::-1]
+    rev = patches[order]
+    _, first = np.unique(rev[:, 1] * (1 << 40) + rev[:, 0], return_index=True)
+    kept = rev[first]
+    return kept[np.lexsort((kept[:, 0], kept[:, 1]))]
+
+
+class StoredColumns:
+    """Reads the columns of one thread's call table (written by :class:`ColumnWriter`)."""
+
+    def __init__(self, directory: Path, rows: int, blocks: list[int], frames: dict[str, list[int]],
+                 dtypes: dict[str, str], patches: dict[str, tuple[np.ndarray, np.ndarray]]):
+        self.directory = directory
+        self.rows = rows
+        self.blocks = np.asarray(blocks, np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.blocks)]).astype(np.int64)
+        self.frames = {name: np.concatenate([[0], np.cumsum(np.asarray(f, np.int64))]) for name, f in frames.items()}
+        self.dtypes = {name: np.dtype(d) for name, d in dtypes.items()}
+        self.patches = patches
+
+    def column(self, name: str, first: np.ndarray | None = None, parent: np.ndarray | None = None) -> np.ndarray:
+        """The whole column, decoded block by block.
+        ``last`` is stored relative to ``first``: pass ``first`` when it is decoded already."""
+        out = _allocate(self.directory, name, self.rows, self.dtypes[name])
+        if not self.rows:
+            return out
+        if name in SPAN_LAST and first is None:
+            first = self.column("first")
+        with open(self.directory / f"{name}.zst", "rb", opener=_nofollow) as f:
+            data = f.read()
+        offsets = self.frames[name]
+        if len(data) != offsets[-1]:
+            raise CacheDamaged(f"{self.directory / name}.zst: {len(data)} bytes, {offsets[-1]} written")
+
+        def one(i: int) -> None:
+            lo, hi = int(self.starts[i]), int(self.starts[i + 1])
+            self._decode_into(name, data[offsets[i]:offsets[i + 1]], out, lo, hi, first)
+
+        # One thread: on a busy two-core machine a second decoding thread measured slower, not
+        # faster (the replay's and the GUI's threads want the other core).
+        for i in range(len(self.blocks)):
+            one(i)
+        if name in OWN_COUNT:
+            rows, values = self.patches.get(name, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+            _inclusive(out, parent, rows, values, out)     # in place: callees come after callers
+            return out
+        self._patch(name, out, 0, self.rows)
+        _check_range(name, out, self.rows, self.directory)
+        return out
+
+    def tree(self, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``parent`` and ``end`` derived from the decoded ``depth`` column."""
+        parent = _allocate(self.directory, "parent", self.rows, self.dtypes["parent"])
+        end = _allocate(self.directory, "end", self.rows, self.dtypes["end"])
+        if self.rows:
+            bad = _tree_from_depth(depth, parent, end)
+            if bad >= 0:
+                raise CacheDamaged(f"{self.directory}: depth column inconsistent at row {bad}")
+            self._patch("parent", parent, 0, self.rows)
+            self._patch("end", end, 0, self.rows)
+            _check_range("parent", parent, self.rows, self.directory)
+            _check_range("end", end, self.rows, self.directory)
+        return parent, end
+
+    def _decode_into(self, name, frame, out, lo, hi, first) -> None:
+        itemsize = out.dtype.itemsize
+        try:
+            raw = zstandard.ZstdDecompressor().decompress(frame, max_output_size=(hi - lo) * itemsize)
+        except zstandard.ZstdError as error:
+            raise CacheDamaged(f"{self.directory / name}.zst: rows {lo}..{hi}: {error}") from error
+        if len(raw) != (hi - lo) * itemsize:
+            raise CacheDamaged(f"{self.directory / name}.zst: rows {lo}..{hi}: {len(raw)} bytes decoded")
+        values = np.frombuffer(raw, out.dtype)
+        target = out[lo:hi]
+        if name in DELTA_FIRST:
+            np.cumsum(values, dtype=out.dtype, out=target)
+        elif name in SPAN_LAST:
+            np.add(first[lo:hi], values, out=target, casting="unsafe")
+        elif name in ROW_MINUS:
+            _row_minus(values, lo, target)
+        elif name in MINUS_ROW:
+            _minus_row(values, lo, target)
+        else:
+            target[:] = values
+
+    def _patch(self, name: str, out: np.ndarray, lo: int, hi: int) -> None:
+        got = self.patches.get(name)
+        if got is None:
+            return
+        rows, values = got
+        a, b = np.searchsorted(rows, [lo, hi])
+        if a < b:
+            out[rows[a:b] - lo] = values[a:b]
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_minus(values, lo, out):  # pragma: no cover - numba
+    for i in range(len(values)):
+        out[i] = lo + i - values[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _minus_row(values, lo, out):  # pragma: no cover - numba
+    for i in range(len(values)):
+        out[i] = values[i] + lo + i
+
+
+@numba.njit(cache=True, nogil=True)
+def _out_of_range(kind, values, n):  # pragma: no cover - numba
+    """First row whose tree value cannot be (kind 0: end in (row, n]; 1: parent in [-1, row);
+    2: depth >= 0), or -1."""
+    for i in range(len(values)):
+        v = values[i]
+        if kind == 0:
+            if v <= i or v > n:
+                return i
+        elif kind == 1:
+            if v < -1 or v >= i:
+                return i
+        elif v < 0:
+            return i
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _tree_from_depth(depth, parent, end):  # pragma: no cover - numba
+    """parent and end of every row from depth (rows in preorder); the first row whose depth
+    cannot follow the previous rows' (a jump of more than one level, a negative depth), or -1."""
+    n = len(depth)
+    top = 0
+    for i in range(n):
+        if depth[i] > top:
+            top = depth[i]
+    stack = np.empty(top + 2, np.int64)
+    sp = 0
+    for i in range(n):
+        d = depth[i]
+        if d < 0 or d > sp:
+            return i
+        while sp > d:
+            sp -= 1
+            end[stack[sp]] = i
+        parent[i] = stack[d - 1] if d > 0 else -1
+        stack[sp] = i
+        sp += 1
+    while sp > 0:
+        sp -= 1
+        end[stack[sp]] = n
+    return -1
+
+
+def _check_range(name: str, values: np.ndarray, n: int, directory: Path) -> None:
+    """The tree columns are indices others index with: out of range is damage, never a crash."""
+    kind = {"end": 0, "parent": 1, "depth": 2}.get(name)
+    if kind is None or not n:
+        return
+    row = _out_of_range(kind, values, n)
+    if row >= 0:
+        raise CacheDamaged(f"{directory}: column {name} holds a value out of range at row {row}")
+
+
+def patches_by_column(patches: np.ndarray, names: dict[int, str], rows: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Deduplicated patches split per column name: (sorted rows, values)."""
+    out = {}
+    if not len(patches):
+        return out
+    if patches[:, 0].min() < 0 or patches[:, 0].max() >= max(rows, 1):
+        raise CacheDamaged("a patch names a row out of range")
+    for col in np.unique(patches[:, 1]):
+        name = names.get(int(col))
+        if name is None:
+            raise CacheDamaged(f"a patch names an unknown column {int(col)}")
+        sel = patches[patches[:, 1] == col]
+        out[name] = (sel[:, 0].copy(), sel[:, 2].copy())
+    return out

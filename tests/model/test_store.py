@@ -1,0 +1,268 @@
+"""The analysis store (jbgui/model/store.py) on real recorded programs: the compressed columns
+return exactly what the replay kernel produced, however the rows were split into blocks and
+patches; a cache that is damaged, stale, foreign or misplaced is detected and rebuilt with a note,
+never read into a crash; the cache is written only where jbgui made it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jbgui.model import replay as R
+from jbgui.model import store as S
+from jbgui.model.analysis import CACHE_FORMAT, Analysis, cache_root, user_cache_dir
+
+COLUMNS = tuple(R.COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def recorded(record, default_jdk) -> Path:
+    run = record("exceptions", default_jdk)
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
+@pytest.fixture(scope="module")
+def cached(recorded, tmp_path_factory) -> Path:
+    """A copy of the recorded trace with its cache built once (copies keep the files' times, so
+    the cache stays current in copies of this copy)."""
+    trace = copy_trace(recorded, tmp_path_factory.mktemp("cached") / "t")
+    analysis = Analysis.open(trace)
+    for t in analysis.threads:
+        t.cct, t.call_summary
+    return trace
+
+
+def copy_trace(src: Path, dst: Path, with_cache: bool = False) -> Path:
+    shutil.copytree(src, dst, ignore=None if with_cache else shutil.ignore_patterns("analysis"))
+    return dst
+
+
+def kernel_columns(trace: Path, monkeypatch) -> dict[int, dict[str, np.ndarray]]:
+    """The rows as the replay kernel left them, with a row buffer large enough that nothing is
+    flushed before the end (so no patches): what the old uncompressed columns held."""
+    captured: dict[Path, list] = {}
+    put = R._ColumnWriter.put
+
+    def capture(self, block):
+        captured.setdefault(self.store.directory.name, []).append({k: v.copy() for k, v in block.items()})
+        put(self, block)
+    monkeypatch.setattr(R, "ROWS_BUFFER", 1 << 21)
+    monkeypatch.setattr(R._ColumnWriter, "put", capture)
+    Analysis.open(trace, use_cache=False)
+    monkeypatch.undo()
+    out = {}
+    for name, blocks in captured.items():
+        assert len(blocks) == 1, "the reference must be one unflushed block"
+        out[int(name.split(".")[0][1:])] = {k: blocks[0][k].astype(np.int64) for k in COLUMNS}
+    return out
+
+
+def test_store_returns_exactly_what_the_kernel_produced(recorded, tmp_path, monkeypatch):
+    reference = kernel_columns(copy_trace(recorded, tmp_path / "ref"), monkeypatch)
+    # The default block size, and tiny blocks: hundreds of blocks, and many rows patched after
+    # their block was written (frames open across a flush).
+    for label, rows_buffer in (("default", R.ROWS_BUFFER), ("tiny", 256)):
+        trace = copy_trace(recorded, tmp_path / label)
+        monkeypatch.setattr(R, "ROWS_BUFFER", rows_buffer)
+        Analysis.open(trace)
+        monkeypatch.undo()
+        analysis = Analysis.open(trace)          # decoded from the store, not from the replay
+        assert analysis.from_cache
+        if label == "tiny":
+            meta = json.loads((analysis.cache_dir / "meta.json").read_text())
+            main = meta["threads"][str(analysis.thread("main").index)]
+            assert len(main["blocks"]) > 20
+            extra = S.load_arrays(analysis.cache_dir / f"T{analysis.thread('main').index:06d}" / "extra.npz.zst")
+            assert len(extra["patches"]) > 0
+        assert {t.index for t in analysis.threads} == set(reference)
+        for t in analysis.threads:
+            for name in COLUMNS:
+                got = np.asarray(getattr(t.calls, name), np.int64)
+                assert np.array_equal(got, reference[t.index][name]), (label, t.name, name)
+
+
+def test_cache_is_smaller_than_the_trace(cached):
+    trace = cached      # the derived arrays are in it too (cct, summary)
+    size = lambda p: sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+    trace_size = size(trace / "events") + (trace / "static.xml").stat().st_size
+    assert size(trace / "analysis") < trace_size
+
+
+def damage_column(replay: Path, how: str) -> None:
+    tdir = sorted(p for p in replay.iterdir() if p.name.startswith("T"))[0]
+    path = tdir / "depth.zst"
+    data = bytearray(path.read_bytes())
+    if how == "random":
+        rng = np.random.default_rng(7)
+        at = rng.integers(0, len(data), 16)
+        for i in at:
+            data[i] ^= 0xFF
+        path.write_bytes(bytes(data))
+    elif how == "truncated":
+        path.write_bytes(bytes(data[:len(data) // 2]))
+    elif how == "depth_row_max":
+        # (end and parent are derived from depth, not stored.) The depth of row 0 set to
+        # 2**31-1, re-encoded as a valid zstd frame and with the meta's records updated: only the
+        # consistency check of the tree can tell.
+        meta_path = replay / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        entry = meta["threads"][str(int(tdir.name[1:]))]
+        dtype = entry["dtypes"]["depth"]
+        frames = entry["frames"]["depth"]
+        first = S.zstandard.ZstdDecompressor().decompress(bytes(data[:frames[0]]))
+        values = np.frombuffer(first, dtype).copy()
+        values[0] = (1 << 31) - 1
+        frame = S.zstandard.ZstdCompressor(write_checksum=True).compress(values.tobytes())
+        path.write_bytes(frame + bytes(data[frames[0]:]))
+        frames[0] = len(frame)
+        entry["files"]["depth.zst"] = S.file_record(path)
+        meta_path.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("how", ["random", "truncated", "depth_row_max"])
+def test_a_damaged_column_is_rebuilt_with_a_note(cached, tmp_path, how):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
+    good = Analysis.open(trace)
+    assert good.from_cache
+    expected = np.asarray(good.thread("main").calls.end).copy()
+    damage_column(trace / "analysis" / "replay", how)
+    again = Analysis.open(trace)
+    if how == "depth_row_max":
+        # Sizes and checksums agree (the damage was re-encoded): the tree check on decoding
+        # refuses it with a clear error, never an out-of-bounds read.
+        with pytest.raises(S.CacheDamaged, match="inconsistent"):
+            for t in again.threads:
+                t.calls.end
+        return
+    assert not again.from_cache
+    assert any("damaged" in p for p in again.problems)
+    assert np.array_equal(np.asarray(again.thread("main").calls.end), expected)
+    assert Analysis.open(trace).from_cache and not any("damaged" in p for p in Analysis.open(trace).problems)
+
+
+@pytest.mark.parametrize("meta", ["[]", "null", f'{{"format": {CACHE_FORMAT}, "stamp": 1}}', "{", '"x"' * 1000,
+                                  "WRONG_ROWS", "WRONG_FRAMES"])
+def test_a_meta_json_of_the_wrong_shape_is_rebuilt(cached, tmp_path, meta):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
+    path = trace / "analysis" / "replay" / "meta.json"
+    if meta.startswith("WRONG"):
+        data = json.loads(path.read_text())
+        entry = next(iter(data["threads"].values()))
+        if meta == "WRONG_ROWS":
+            entry["rows"] = 2 ** 40
+        else:
+            entry["frames"]["depth"] = [1] * len(entry["blocks"])
+        meta = json.dumps(data)
+    path.write_text(meta)
+    again = Analysis.open(trace)
+    assert not again.from_cache
+    assert any("damaged" in p for p in again.problems)
+    assert Analysis.open(trace).from_cache
+
+
+def test_a_cache_of_another_version_or_another_trace_is_not_read(recorded, tmp_path):
+    a = copy_trace(recorded, tmp_path / "a")
+    Analysis.open(a)
+    meta_path = a / "analysis" / "replay" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["format"] = 5
+    meta_path.write_text(json.dumps(meta))
+    assert not Analysis.open(a).from_cache            # another version: replayed again
+    # A cache copied from another trace (same files, another run): the stamp differs.
+    b = copy_trace(recorded, tmp_path / "b")
+    info = json.loads((b / "trace.json").read_text())
+    info["start"] = {**info.get("start", {}), "nanos": 12345}
+    (b / "trace.json").write_text(json.dumps(info))
+    shutil.copytree(a / "analysis", b / "analysis")
+    assert not Analysis.open(b).from_cache
+
+
+@pytest.mark.parametrize("kind", ["file", "symlink"])
+def test_analysis_that_is_not_our_directory_is_left_alone(recorded, tmp_path, monkeypatch, kind):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    trace = copy_trace(recorded, tmp_path / "t")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious").write_text("keep me")
+    if kind == "file":
+        (trace / "analysis").write_text("not a cache")
+    else:
+        (elsewhere / "replay").mkdir()
+        (elsewhere / "replay" / "meta.json").write_text("{}")
+        (trace / "analysis").symlink_to(elsewhere)
+    analysis = Analysis.open(trace)
+    assert any("left alone" in p for p in analysis.problems)
+    assert analysis.cache_dir.parent == user_cache_dir(trace)
+    assert (elsewhere / "precious").read_text() == "keep me"
+    if kind == "file":
+        assert (trace / "analysis").read_text() == "not a cache"
+    else:
+        assert (trace / "analysis").is_symlink()
+        assert sorted(p.name for p in elsewhere.rglob("*")) == ["meta.json", "precious", "replay"]
+    assert Analysis.open(trace).from_cache
+
+
+def test_a_symlink_planted_inside_the_cache_is_never_followed(cached, tmp_path):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "file").write_text("keep me")
+    replay = trace / "analysis" / "replay"
+    shutil.rmtree(replay)
+    replay.symlink_to(victim)
+    again = Analysis.open(trace)
+    assert not again.from_cache
+    assert (victim / "file").read_text() == "keep me" and sorted(os.listdir(victim)) == ["file"]
+    assert not replay.is_symlink() and (replay / "meta.json").is_file()
+
+
+def test_cache_dir_environment_and_read_only_traces(recorded, tmp_path, monkeypatch):
+    trace = copy_trace(recorded, tmp_path / "t")
+    monkeypatch.setenv("JBGUI_CACHE_DIR", str(tmp_path / "cache"))
+    analysis = Analysis.open(trace)
+    assert not (trace / "analysis").exists()
+    assert analysis.cache_dir.parent.parent == tmp_path / "cache"
+    monkeypatch.delenv("JBGUI_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root(trace) == trace / "analysis"
+    assert cache_root(trace, user_cache=True) == user_cache_dir(trace)
+    if os.geteuid() != 0:       # root writes anywhere: the read-only case cannot be shown
+        trace.chmod(0o555)
+        try:
+            assert cache_root(trace) == user_cache_dir(trace)
+        finally:
+            trace.chmod(0o755)
+
+
+def test_a_failed_replay_removes_only_its_own_work(cached, tmp_path, monkeypatch):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
+    (trace / "analysis" / "mine").write_text("a file jbgui did not make")
+    before = sorted(p.name for p in (trace / "analysis").iterdir())
+
+    def fail(*_args, **_kwargs):
+        raise R.Cancelled()
+    monkeypatch.setattr(R, "replay_stream", fail)
+    os.utime(trace / "static.xml")       # stale: the next open replays
+    with pytest.raises(R.Cancelled):
+        Analysis.open(trace)
+    assert sorted(p.name for p in (trace / "analysis").iterdir()) == before
+
+
+def test_large_columns_decode_into_unlinked_scratch_mappings(cached, tmp_path, monkeypatch):
+    trace = copy_trace(cached, tmp_path / "t", with_cache=True)
+    in_memory = Analysis.open(trace).thread("main").calls
+    expected = {name: np.asarray(getattr(in_memory, name)).copy() for name in COLUMNS}
+    monkeypatch.setattr(S, "MAP_DECODED_ABOVE", 0)
+    mapped = Analysis.open(trace).thread("main").calls
+    for name in COLUMNS:
+        column = getattr(mapped, name)
+        assert isinstance(column, np.memmap)
+        assert np.array_equal(column, expected[name]), name
+    leftovers = [p for p in (trace / "analysis").rglob(".decoded-*")]
+    assert leftovers == []
