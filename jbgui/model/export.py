@@ -630,7 +630,8 @@ def _place_literal(out, position, literal):  # pragma: no cover - numba
 
 def _ints(values: np.ndarray) -> _Text:
     """Decimal text of integers."""
-    values = np.ascontiguousarray(values, np.int64)
+    # INT64_MIN has no positive counterpart: clipped, so that the renderer's negation never overflows.
+    values = np.maximum(np.ascontiguousarray(values, np.int64), -np.iinfo(np.int64).max)
     out = np.empty(20 * len(values), np.uint8)
     lengths = np.empty(len(values), np.int64)
     used = _render_ints(values, out, lengths)
@@ -639,7 +640,7 @@ def _ints(values: np.ndarray) -> _Text:
 
 def _micros(ns: np.ndarray) -> _Text:
     """Nanoseconds as microseconds with exactly three decimals (no float rounding)."""
-    ns = np.ascontiguousarray(ns, np.int64)
+    ns = np.maximum(np.ascontiguousarray(ns, np.int64), -np.iinfo(np.int64).max)
     out = np.empty(24 * len(ns), np.uint8)
     lengths = np.empty(len(ns), np.int64)
     used = _render_micros(ns, out, lengths)
