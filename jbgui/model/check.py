@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -299,7 +300,7 @@ class _Checker:
         size = _size(xml)
         for problem in self.statics.problems:
             self.static_truncated = True
-            text = _strip(problem, xml)
+            text = _strip(problem, xml).removeprefix("static.xml: ")
             line = None
             if text.startswith("line "):
                 head, _, rest = text.partition(": ")
@@ -400,7 +401,7 @@ class _Checker:
             state = checker.new_state(kind)
             for record in reader.chunks():
                 pos = record.offset
-                text = _strip(record.message, path)
+                text = re.sub(r"^offset \d+: ", "", _strip(record.message, path))   # the finding has the offset
                 if record.status is Status.CUT_OFF:
                     r.add(cut_severity, rel, text, "cut-off", offset=pos, thread=tag)
                     info.cut_off = True

@@ -345,6 +345,9 @@ def write_chrome(analysis: Analysis, out: BinaryIO, filter: CallFilter | None = 
     return result
 
 
+COLLAPSED_MAX_DEPTH = 1024
+
+
 def write_collapsed(analysis: Analysis, out: BinaryIO, weight: str = "bytecodes", per_thread: bool = False,
                     threads: Sequence[str | int] = (), max_depth: int | None = None, progress: Progress = None,
                     cancelled: IsCancelled = None, label: str = "-") -> ExportResult:
@@ -356,11 +359,20 @@ def write_collapsed(analysis: Analysis, out: BinaryIO, weight: str = "bytecodes"
     selected = select_threads(analysis, threads)
     result = ExportResult(label, "collapsed")
     capped: list[str] = []
-    for level_lines, n in _merged_contexts(analysis, selected, weight, per_thread, max_depth, capped, progress,
-                                           cancelled):
+    # Each line spells its whole stack, so a chain of n nested calls is n lines of up to n frames:
+    # quadratic in the depth (a recursion a million deep would be terabytes). Without an explicit
+    # --max-depth, deeper contexts count in their ancestor at COLLAPSED_MAX_DEPTH.
+    limit = COLLAPSED_MAX_DEPTH if max_depth is None else max_depth
+    folded: list[int] = []
+    for level_lines, n in _merged_contexts(analysis, selected, weight, per_thread, limit, capped, progress,
+                                           cancelled, folded):
         out.write(level_lines)
         result.rows += n
     result.total = result.rows
+    if folded and max_depth is None:
+        result.warnings.append(
+            f"calling contexts {folded[0]:,} calls deep: those deeper than {COLLAPSED_MAX_DEPTH:,} count in their "
+            f"caller at depth {COLLAPSED_MAX_DEPTH:,} (--max-depth chooses another depth)")
     if capped:
         result.warnings.append(
             f"the calling-context tree of {', '.join(capped)} reached its size cap: calls in contexts beyond it "
@@ -1155,7 +1167,7 @@ def _thread_total(thread: ThreadReplay, column: str) -> int:
 
 def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: str, per_thread: bool,
                      max_depth: int | None, capped: list[str], progress: Progress,
-                     cancelled: IsCancelled) -> Iterator[tuple[bytes, int]]:
+                     cancelled: IsCancelled, folded: list[int] | None = None) -> Iterator[tuple[bytes, int]]:
     """Lines ``frame;…;frame count`` of every calling context with a non-zero count, level by level.
 
     The threads' calling-context trees are merged into one by frame names (contexts of different
@@ -1223,6 +1235,8 @@ def _merged_contexts(analysis: Analysis, threads: list[ThreadReplay], weight: st
     if max_depth is not None:
         fold = max_depth + (1 if per_thread else 0)
         if int(depth.max()) > fold:
+            if folded is not None:
+                folded.append(int(depth.max()) + 1)
             _fold_deep(parent, depth, fold, w)
             keep = depth <= fold       # parents come first, so the kept nodes keep their numbering order
             renumber = np.cumsum(keep) - 1

@@ -130,6 +130,8 @@ class Statics:
 
     def site_qualified(self, site: int) -> str:
         """A call site's target as ``pkg.Cls.name(desc)``."""
+        if not 0 <= site < len(self.s_call):
+            return f"<call site {site}>"
         owner, _, rest = self.s_call[site].partition(":")
         paren = rest.find("(")
         name, desc = (rest[:paren], rest[paren:]) if paren >= 0 else (rest, "")
@@ -146,10 +148,15 @@ class Statics:
         return range(base, base + int(self.m_blocks[method_id])) if base >= 0 else range(0)
 
     def block_of_word(self, word_low30: int) -> int:
-        page, index = word_low30 >> layout.BLOCK_BITS, word_low30 & (layout.BLOCKS_PER_PAGE - 1)
+        page, index = word_low30 >> layout.BLOCK_BITS, word_low30 & layout.BLOCK_MASK
         if not 0 < page < len(self.page_base) or self.page_base[page] < 0:
             return -1
-        return int(self.page_base[page]) + index
+        base = int(self.page_base[page])
+        gb = base + index
+        # An index beyond the blocks of the page's method names no block (not its neighbour's).
+        if gb >= self.n_blocks or self.b_method[gb] != self.b_method[base]:
+            return -1
+        return gb
 
     def find_methods(self, class_name: str, name: str, desc: str | None = None) -> list[int]:
         """Method ids by class (internal or dotted name), method name and optional descriptor."""
