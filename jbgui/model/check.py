@@ -507,7 +507,9 @@ class _Checker:
         st = self.statics
         if st is not None and not self.static_truncated:
             n_classes = sum(1 for name in st.c_name if name)
-            n_methods = int((st.m_key >= 0).sum())
+            # The recorder counts method ids, and a method of more than 2048 blocks owns one id
+            # per page of blocks (docs/trace-format.md, "Limits"): count the extra pages too.
+            n_methods = int((st.m_key >= 0).sum()) + int(((st.page_base >= 0) & (st.m_key < 0)).sum())
             for key, have in (("classes", n_classes), ("methods", n_methods)):
                 if isinstance(counts.get(key), int) and counts[key] != have:
                     r.add(ERROR, "trace.json", f"counts.{key} is {counts[key]}, static.xml defines {have}",
