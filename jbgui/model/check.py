@@ -747,10 +747,10 @@ class _WordChecker:
         base = np.where(mid < n_p, self.page_base[pclamp], -1)
         gb = base + (w & (layout.BLOCKS_PER_PAGE - 1))
         tally.add("undefined-block-page", ERROR, blocks & (base < 0), first,
-                  lambda i: f"BLOCK m={int(mid[i])} b={int(w[i] & 0x7FF)}: static.xml has no method or block "
+                  lambda i: f"BLOCK m={int(mid[i])} b={int(w[i] & layout.BLOCK_MASK)}: static.xml has no method or block "
                             "page with this id")
         tally.add("undefined-block", ERROR, blocks & (base >= 0) & (gb >= self.page_limit[pclamp]), first,
-                  lambda i: f"BLOCK m={int(mid[i])} b={int(w[i] & 0x7FF)}: beyond the blocks static.xml lists for "
+                  lambda i: f"BLOCK m={int(mid[i])} b={int(w[i] & layout.BLOCK_MASK)}: beyond the blocks static.xml lists for "
                             f"{self.st.method_qualified(int(self.st.b_method[base[i]]))}")
         n_c = len(self.c_ok)
         c_ok = (val < n_c) & self.c_ok[np.minimum(val, n_c - 1)]
