@@ -308,7 +308,7 @@ def block_indices(words: np.ndarray) -> np.ndarray:
 
 def subtypes(words: np.ndarray) -> np.ndarray:
     """The subtype of extended (type 0) words; meaningless for the others."""
-    return ((words >> layout.SUBTYPE_SHIFT) & 0x7).astype(np.uint8)
+    return ((words >> layout.SUBTYPE_SHIFT) & layout.SUBTYPE_MASK).astype(np.uint8)
 
 
 def values(words: np.ndarray) -> np.ndarray:

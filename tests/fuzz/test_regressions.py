@@ -4,6 +4,8 @@ finding, or a warning), exit status 0, 1 or 2, no traceback, no signal, no hang,
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import random
@@ -15,15 +17,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from jbgui.cli.main import main
 from jbgui.model import layout
 from tests.fuzz.conftest import limit_memory
 from tests.fuzz.mutations import (OUTSIDE_SECRET, chunk_bytes, compression_bomb, deep_stack, read_chunks,
                                   static_entities, streams, write_stream)
 
 
-def jbtrace(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "jbgui.cli", *map(str, args)], capture_output=True, timeout=timeout,
-                          preexec_fn=limit_memory, text=True, errors="backslashreplace")
+def jbtrace(*args: str, timeout: float = 120, isolated: bool = False) -> subprocess.CompletedProcess:
+    """Run ``jbtrace`` in this process (fast), or ``isolated`` in a child with the fuzz tests'
+    memory limit and a timeout: for the cases that once blew up memory or hung."""
+    argv = [str(a) for a in args]
+    if isolated:
+        return subprocess.run([sys.executable, "-m", "jbgui.cli", *argv], capture_output=True, timeout=timeout,
+                              preexec_fn=limit_memory, text=True, errors="backslashreplace")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv)
+        except SystemExit as exit_:
+            status = exit_.code if isinstance(exit_.code, int) else 2
+    return subprocess.CompletedProcess(argv, status, out.getvalue(), err.getvalue())
 
 
 def clean(proc: subprocess.CompletedProcess, statuses=(0, 1, 2)) -> None:
@@ -78,10 +92,10 @@ def test_random_method_ids_and_inserted_words_replay(trace):
 @pytest.mark.parametrize("claimed,said", [(16, "a payload of"), (1 << 20, "inflates to more than")])
 def test_compression_bomb_is_refused_at_its_offset(trace, claimed, said):
     compression_bomb(trace, random.Random(1), size=256 << 20, claimed=claimed)
-    proc = jbtrace("check", trace)
+    proc = jbtrace("check", trace, isolated=True)
     clean(proc, (1,))
     assert said in proc.stdout and "offset" in proc.stdout, proc.stdout
-    clean(jbtrace("stats", trace), (0,))
+    clean(jbtrace("stats", trace, isolated=True), (0,))
 
 
 def test_chunk_claiming_billions_of_events(trace):
@@ -89,7 +103,7 @@ def test_chunk_claiming_billions_of_events(trace):
     data = path.read_bytes()
     path.unlink()
     path.write_bytes(data + chunk_bytes(np.zeros(4, np.uint32), 0, count=(1 << 32) - 1))
-    proc = jbtrace("check", trace)
+    proc = jbtrace("check", trace, isolated=True)
     clean(proc, (1,))
     assert "chunk of 4294967295 events" in proc.stdout
 
@@ -141,7 +155,7 @@ def test_xml_entities_stay_inert(trace, seed):
 def test_trace_json_of_the_wrong_shape(trace, content, said):
     (trace / "trace.json").unlink()
     (trace / "trace.json").write_text(content)
-    proc = jbtrace("stats", trace)
+    proc = jbtrace("stats", trace, isolated=True)
     clean(proc, (2,))
     assert said in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 
@@ -206,9 +220,9 @@ def test_fifo_in_place_of_a_file_does_not_block(trace, victim):
     path.unlink()
     os.mkfifo(path)
     for args in (["check", trace], ["stats", trace], ["dump", trace]):
-        proc = jbtrace(*args, timeout=60)
+        proc = jbtrace(*args, timeout=60, isolated=True)
         clean(proc)
-    assert "FIFO" in jbtrace("check", trace, timeout=60).stdout
+    assert "FIFO" in jbtrace("check", trace, timeout=60, isolated=True).stdout
 
 
 @pytest.mark.parametrize("how", ["loop", "dangling"])
@@ -249,7 +263,7 @@ def test_collapsed_export_of_a_very_deep_stack(trace):
     so) instead of writing a stack per level, each as long as the level is deep."""
     deep_stack(trace, 100_000)
     out = trace.parent / "deep.txt"
-    proc = jbtrace("export", trace, "--format", "collapsed", "-o", out, timeout=300)
+    proc = jbtrace("export", trace, "--format", "collapsed", "-o", out, timeout=300, isolated=True)
     clean(proc, (0,))
     assert "deeper than 1,024" in proc.stderr, proc.stderr
     lines = out.read_text().splitlines()
