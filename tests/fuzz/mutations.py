@@ -6,6 +6,7 @@ reaches the replay rather than stopping at the chunk check.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -123,13 +124,18 @@ def mutate_words(kind):
     return lambda trace, rng: _edit_words(trace, rng, kind)
 
 
+@functools.lru_cache(maxsize=4)
+def _zeros_deflated(size: int) -> bytes:
+    z = zlib.compressobj()
+    block = bytes(1 << 20)
+    return b"".join(z.compress(block) for _ in range(size >> 20)) + z.flush()
+
+
 def compression_bomb(trace: Path, rng: random.Random, size: int = 256 << 20, claimed: int | None = None) -> None:
     """A chunk claiming ``claimed`` events whose payload inflates to ``size`` bytes of zeros."""
     path = rng.choice(streams(trace))
     head, chunks = read_chunks(path)
-    z = zlib.compressobj()
-    block = bytes(1 << 20)
-    payload = b"".join(z.compress(block) for _ in range(size >> 20)) + z.flush()
+    payload = _zeros_deflated(size)
     claimed = rng.choice([16, 1 << 20, (1 << 32) - 1]) if claimed is None else claimed
     data = path.read_bytes()
     first = sum(len(w) for _, _, w in chunks)
@@ -382,7 +388,7 @@ MUTATIONS: dict[str, Callable[[Path, random.Random], None]] = {
     "random-extended": mutate_words(random_extended),
     "drop-words": mutate_words(drop_words),
     "chunk-header-lies": chunk_header_lies,
-    "compression-bomb": lambda trace, rng: compression_bomb(trace, rng, size=rng.choice([64 << 20, 256 << 20])),
+    "compression-bomb": lambda trace, rng: compression_bomb(trace, rng, size=rng.choice([32 << 20, 256 << 20])),
     "garble-bytes": garble_bytes,
     "static-attribute": static_attribute,
     "static-metrics": static_metrics,

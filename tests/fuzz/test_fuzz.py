@@ -69,7 +69,7 @@ def fuzz(small_traces, tmp_path: Path, count: int, seed: int, per_batch: int, ch
 
 
 def test_fuzz_every_subcommand(small_traces, tmp_path):
-    fuzz(small_traces, tmp_path, count=102, seed=SEED, per_batch=400, cheap=True)
+    fuzz(small_traces, tmp_path, count=72, seed=SEED, per_batch=400, cheap=True)
 
 
 @pytest.mark.slow
@@ -83,7 +83,7 @@ def _screenshot(trace: Path, out: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120, env=env, preexec_fn=limit_memory)
 
 
-@pytest.mark.parametrize("count", [pytest.param(6, id="fast"), pytest.param(60, id="slow", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("count", [pytest.param(4, id="fast"), pytest.param(60, id="slow", marks=pytest.mark.slow)])
 def test_fuzz_explorer_screenshot(small_traces, tmp_path, count):
     """The explorer opens damaged traces: a banner, never a crash, a hang or a traceback."""
     names = ["random-ids", "static-attribute", "trace-json-shape", "threads-shape", "fs-trick", "clock-extremes"]

@@ -89,7 +89,8 @@ def test_random_method_ids_and_inserted_words_replay(trace):
         clean(jbtrace(*args))
 
 
-@pytest.mark.parametrize("claimed,said", [(16, "a payload of"), (1 << 20, "inflates to more than")])
+@pytest.mark.parametrize("claimed,said", [pytest.param(16, "a payload of", marks=pytest.mark.slow),
+                                         (1 << 20, "inflates to more than")])
 def test_compression_bomb_is_refused_at_its_offset(trace, claimed, said):
     compression_bomb(trace, random.Random(1), size=256 << 20, claimed=claimed)
     proc = jbtrace("check", trace, isolated=True)
@@ -214,15 +215,16 @@ def test_stream_symlinked_outside_is_refused(trace, tmp_path):
     assert proc.stdout.count("\n") == 0 or str(stream.stem[1:].lstrip("0")) + "\t" not in proc.stdout
 
 
-@pytest.mark.parametrize("victim", ["static.xml", "trace.json", "threads.jsonl", "clock.bin", "stream"])
+@pytest.mark.parametrize("victim", ["static.xml", "stream", *(pytest.param(v, marks=pytest.mark.slow)
+                                                       for v in ("trace.json", "threads.jsonl", "clock.bin"))])
 def test_fifo_in_place_of_a_file_does_not_block(trace, victim):
     path = streams(trace)[0] if victim == "stream" else trace / victim
     path.unlink()
     os.mkfifo(path)
-    for args in (["check", trace], ["stats", trace], ["dump", trace]):
-        proc = jbtrace(*args, timeout=60, isolated=True)
-        clean(proc)
-    assert "FIFO" in jbtrace("check", trace, timeout=60, isolated=True).stdout
+    check = jbtrace("check", trace, timeout=60, isolated=True)
+    clean(check)
+    assert "FIFO" in check.stdout
+    clean(jbtrace("stats", trace, timeout=60, isolated=True))
 
 
 @pytest.mark.parametrize("how", ["loop", "dangling"])
