@@ -12,7 +12,7 @@ StaticListing produced) into plain records. Each class is validated once, here:
 - block metrics are kept as text and parsed in one vectorized pass by :func:`metrics_table`.
 
 XML stays inert: no entity expansion, no DTD loading, no network; a static.xml that asks for any
-of them gets its entities left unexpanded (``tests/model/test_format_static_xml.py``).
+of them gets its entities left unexpanded (``tests/model/test_format_readers.py``, ``tests/fuzz``).
 """
 
 from __future__ import annotations
