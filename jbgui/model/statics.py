@@ -230,10 +230,8 @@ def _read_class(record: ClassRecord, classes: dict, methods: list) -> None:
             flags |= M_JDK
         if m.name == "<clinit>":
             flags |= M_IMPLICIT_ONLY
-        blocks = [(b.index, b.start, b.end, b.lines, b.metrics,
-                   [(c.call, c.type, c.offset) for c in b.sites], [(h.block_word, h.type) for h in b.handlers],
-                   b.instructions) for b in m.block_list]
-        methods.append((m.id, class_id, m.name, m.desc, flags, len(blocks), m.pages, blocks))
+        # Block records unpack as (index, start, end, lines, metrics, sites, handlers, instructions).
+        methods.append((m.id, class_id, m.name, m.desc, flags, len(m.block_list), m.pages, m.block_list))
 
 
 def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
@@ -304,7 +302,7 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
             b_lines.append(lines)
             b_metrics.append(metrics)
             b_site_begin.append(len(s_block))
-            for call, typ, offset in sites:
+            for call, typ, offset, *_ in sites:
                 s_block.append(g)
                 s_offset.append(offset)
                 s_call.append(call)

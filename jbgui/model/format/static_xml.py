@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from lxml import etree
@@ -43,8 +44,9 @@ class Malformed(ValueError):
     """A value of a class that is not what the format allows (the class is left out)."""
 
 
-@dataclass(frozen=True, slots=True)
-class CallSiteRecord:
+# Records of the many small elements are named tuples: a static.xml of 100,000 blocks makes them
+# by the hundred thousand, and the replay's tables unpack them positionally.
+class CallSiteRecord(NamedTuple):
     call: str                  # "owner:name(desc)"; owner empty for invokedynamic
     type: str                  # INVOKEVIRTUAL, ...
     offset: int                # -1 when not given
@@ -52,14 +54,12 @@ class CallSiteRecord:
     bootstrap: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class HandlerRecord:
+class HandlerRecord(NamedTuple):
     block_word: int            # the handler block's id (page << 11 | index); -1 when not given
     type: str | None           # the caught class; None catches everything
 
 
-@dataclass(frozen=True, slots=True)
-class BlockRecord:
+class BlockRecord(NamedTuple):
     index: int
     start: int                 # -1 when not given
     end: int
@@ -68,7 +68,6 @@ class BlockRecord:
     sites: tuple
     handlers: tuple
     instructions: str | None
-    word: int                  # the block's id attribute (page << 11 | index); -1 when not given
 
 
 @dataclass(slots=True)
@@ -164,8 +163,7 @@ def _read_method(m) -> MethodRecord:
             raise Malformed(f"method {name}{desc}: block index {index} where {len(method.block_list)} belongs")
         method.block_list.append(BlockRecord(
             index, _int(b, "start", -1, MAX_CODE_OFFSET + 1, -1), _int(b, "end", -1, MAX_CODE_OFFSET + 1, -1),
-            b.get("lines", ""), b.get("metrics", ""), sites, handlers, instr,
-            _int(b, "id", -1, MAX_BLOCK_WORD, -1)))
+            b.get("lines", ""), b.get("metrics", ""), sites, handlers, instr))
     have = len(method.block_list)
     if not have and pages != 1:
         raise Malformed(f"method {name}{desc}: block_pages={pages} without blocks")
