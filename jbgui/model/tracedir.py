@@ -262,8 +262,17 @@ class TraceDir:
                         | (b.index % layout.BLOCKS_PER_PAGE)
                     blocks[word] = {"method": m.id, "index": b.index, "id": str(word), "start": str(b.start),
                                     "end": str(b.end), "lines": b.lines, "metrics": b.metrics}
-        self.problems.extend(reader.problems)
+        problems = reader.problems
+        if reader.cut_off and self._running():
+            problems = problems[:-1]     # a killed JVM's static.xml ends inside a class: the format says so
+        self.problems.extend(problems)
         self._classes, self._methods, self._blocks = classes, methods, blocks
+
+    def _running(self) -> bool:
+        try:
+            return self.metadata.get("status") == "running"
+        except TraceError:
+            return False
 
     @property
     def classes(self) -> dict[int, ClassInfo]:

@@ -179,12 +179,14 @@ def _read_method(m) -> MethodRecord:
 
 @dataclass
 class StaticReader:
-    """Walks ``static.xml`` class by class; ``problems`` collects what was left out and why, and
-    ``complete`` says whether the file ended with its root element (a killed JVM's does not)."""
+    """Walks ``static.xml`` class by class; ``problems`` collects what was left out and why,
+    ``complete`` says whether the file ended with its root element, ``cut_off`` whether it ended
+    inside an element instead (a killed JVM's static.xml does)."""
 
     path: Path
     problems: list[str] = field(default_factory=list)
     complete: bool = False
+    cut_off: bool = False
     classes_read: int = 0
     _method_ids: dict[int, str] = field(default_factory=dict)   # id (every page) -> class name
     _class_ids: set[int] = field(default_factory=set)
@@ -217,6 +219,8 @@ class StaticReader:
                 self.complete = True
             except etree.XMLSyntaxError as error:
                 line = getattr(error, "lineno", "?")
+                # The file ends inside an element: what a killed JVM leaves (docs/trace-format.md).
+                self.cut_off = "Premature end of data" in str(error) or "EndTag" in str(error)
                 self.problems.append(f"{name}: line {line}: {getattr(error, 'msg', None) or error} "
                                      f"(the {self.classes_read} classes before it are loaded)")
             except OSError as error:
