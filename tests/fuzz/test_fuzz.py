@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fuzz.conftest import failures, limit_memory, run_jobs
-from tests.fuzz.mutations import MUTATIONS, OUTSIDE_SECRET, commands
+from fuzz_harness import failures, limit_memory, run_jobs
+from fuzz_mutations import MUTATIONS, OUTSIDE_SECRET, commands
 
 SEED = 12_000
 

@@ -19,8 +19,8 @@ import pytest
 
 from jbgui.cli.main import main
 from jbgui.model import layout
-from tests.fuzz.conftest import limit_memory
-from tests.fuzz.mutations import (OUTSIDE_SECRET, chunk_bytes, compression_bomb, deep_stack, read_chunks,
+from fuzz_harness import limit_memory
+from fuzz_mutations import (OUTSIDE_SECRET, chunk_bytes, compression_bomb, deep_stack, read_chunks,
                                   static_entities, streams, write_stream)
 
 
