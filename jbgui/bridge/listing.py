@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from jbgui.bridge.errors import BridgeError
+from jbgui.model.format.static_xml import MethodRecord, Malformed, read_class_element, read_fragment
 from jbgui.model.layout import BLOCKS_PER_PAGE, METHOD_SHIFT, METRIC_NAMES
 
 # What joins a block's instruction lines in StaticListing's description (a parsed "&#13;").
@@ -109,52 +110,55 @@ class ClassListing:
 
 
 def parse_class(xml: str, precise: bool) -> ClassListing:
-    """StaticListing's description of a class (one ``<class>`` element) as a ClassListing."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    """StaticListing's description of a class (one ``<class>`` element) as a ClassListing, read
+    by the trace format's one static.xml reader."""
     try:
-        root = etree.fromstring(xml.encode("utf-8"), parser)
+        record = read_class_element(read_fragment(xml.encode("utf-8")), strict_ids=False)
     except etree.XMLSyntaxError as error:
         raise BridgeError(f"the description of a class file does not parse: {error}") from error
+    except Malformed as error:
+        raise BridgeError(f"the description of a class file is malformed: {error}") from error
+    a = record.attrs
     listing = ClassListing(
-        name=root.get("name"), super_name=root.get("super"), interfaces=(root.get("interfaces") or "").split(),
-        access=int(root.get("access", "0")), version=int(root.get("version", "0")),
-        source_file=root.get("source_file"), precise=precise,
-        warnings=[w.text or "" for w in root.iterfind("warning")],
+        name=record.name, super_name=a.get("super"), interfaces=(a.get("interfaces") or "").split(),
+        access=_number(a.get("access")), version=_number(a.get("version")),
+        source_file=a.get("source_file"), precise=precise, warnings=record.warnings,
     )
-    for m in root.iterfind("method"):
-        method = parse_method(m, listing.name)
+    for m in record.methods:
+        method = _method(m, listing.name)
         listing.methods[(method.name, method.desc)] = method
     return listing
 
 
-def parse_method(m: etree._Element, class_name: str) -> MethodListing:
-    """One ``<method>`` element of StaticListing's description."""
-    method_id = int(m.get("id", "0"))
-    code_length = m.get("code_length")
-    method = MethodListing(class_name, m.get("name"), m.get("desc"), access=int(m.get("access", "0")),
-                           code_length=int(code_length) if code_length not in (None, "-1") else None,
-                           intrinsic=m.get("intrinsic") == "true")
-    for b in m.iterfind("basic_block"):
-        start, end = b.get("start"), b.get("end")
+def _number(text: str | None) -> int:
+    try:
+        return int(text or "0")
+    except ValueError:
+        return 0
+
+
+def _method(m: MethodRecord, class_name: str) -> MethodListing:
+    """One method record of StaticListing's description."""
+    method_id = m.id or 0
+    method = MethodListing(class_name, m.name, m.desc, access=m.access, code_length=m.code_length,
+                           intrinsic=m.flag("intrinsic"))
+    for b in m.block_list:
         sites = []
-        for c in b.iterfind("call_site_list/call_site"):
-            owner, _, signature = c.get("call", "").partition(":")
+        for c in b.sites:
+            owner, _, signature = c.call.partition(":")
             paren = signature.find("(")
-            offset = c.get("offset")
-            sites.append(CallSite(int(offset) if offset is not None else None, c.get("type", ""), owner,
+            sites.append(CallSite(c.offset if c.offset >= 0 else None, c.type, owner,
                                   signature[:paren] if paren >= 0 else signature,
-                                  signature[paren:] if paren >= 0 else "", c.get("itf") == "true",
-                                  c.get("bootstrap")))
-        handlers = [ExceptionHandler(handler_block(int(h.get("basic_block_id")), method_id), h.get("type"))
-                    for h in b.iterfind("exception_handler_list/exception_handler")]
-        text = b.findtext("instructions")
+                                  signature[paren:] if paren >= 0 else "", c.interface, c.bootstrap))
+        handlers = [ExceptionHandler(handler_block(h.block_word, method_id), h.type) for h in b.handlers]
+        text = b.instructions
         method.blocks.append(BlockListing(
-            index=int(b.get("index")),
-            start=int(start) if start is not None else None,
-            end=int(end) if end is not None else None,
-            lines=[int(x) for x in (b.get("lines") or "").split()],
+            index=b.index,
+            start=b.start if b.start >= 0 else None,
+            end=b.end if b.end >= 0 else None,
+            lines=[int(x) for x in b.lines.split() if x.isdigit()],
             instructions=[_instruction(line) for line in text.split(_LINE_SEPARATOR)] if text else [],
-            metrics=tuple(int(x) for x in (b.get("metrics") or "").split()),
+            metrics=tuple(int(x) for x in b.metrics.split() if x.isdigit()),
             call_sites=sites, handlers=handlers,
         ))
     return method

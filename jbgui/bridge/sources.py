@@ -10,7 +10,6 @@ and the JDK that ran it (``jvm.java_home``).
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import threading
@@ -23,6 +22,7 @@ import jpype
 from jbgui.bridge.errors import BridgeError
 from jbgui.bridge.jvm import ensure_jvm, java_release, jvm_java_home
 from jbgui.model.errors import TraceError
+from jbgui.model.format.launch_json import read_launch_json
 from jbgui.model.tracedir import TraceDir
 
 # The jrt file systems opened so far, by JDK home: opening another JDK's image loads its
@@ -290,12 +290,7 @@ def class_source_for_trace(trace_dir: str | Path) -> ClassSource:
     except TraceError as error:
         raise BridgeError(f"cannot find the class files of {path}: {error}") from error
     jvm = meta.get("jvm") if isinstance(meta.get("jvm"), dict) else {}
-    try:
-        launch = json.loads((path / "launch.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        launch = {}
-    if not isinstance(launch, dict):
-        launch = {}
+    launch = read_launch_json(path)
     cwd = Path(jvm.get("cwd") or launch.get("cwd") or path.parent)
     if isinstance(jvm.get("class_path"), str):
         entries = split_class_path(jvm["class_path"])

@@ -14,6 +14,7 @@ damage is reported naming the file and byte offset, and the exit status is 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -23,7 +24,8 @@ from jbgui.cli.trace_input import TraceInputError
 from jbgui.model import TraceError, layout
 from jbgui.model.check import EXT_NAMES, TYPE_NAMES, load_statics_cached, read_thread_table
 from jbgui.model.statics import Statics
-from jbgui.model.tracedir import iter_stream
+from jbgui.model.format.files import is_directory, show
+from jbgui.model.tracedir import TraceDir, iter_stream
 
 NAME = "dump"
 HELP = "print the event streams, one event per line (raw, or with names: -v)"
@@ -55,11 +57,13 @@ def _non_negative(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     trace = Path(args.trace)
-    if not trace.is_dir():
-        raise TraceInputError(f"{trace}: no such trace directory")
+    try:
+        trace_dir = TraceDir(trace)
+    except TraceError as error:
+        raise TraceInputError(str(error)) from error
     events_dir = trace / "events"
-    if not events_dir.is_dir():
-        raise TraceInputError(f"{trace}: not a trace directory (no events/ folder)")
+    if not is_directory(events_dir, trace):
+        raise TraceInputError(f"{show(trace)}: not a trace directory (no events/ folder)")
     statics = None
     if args.verbose:
         try:
@@ -69,12 +73,17 @@ def run(args: argparse.Namespace) -> int:
     threads, _ = read_thread_table(trace)
     names = {index: entry.name for index, entry in threads.items()}
     wanted = set(args.thread)
-    streams = sorted(events_dir.glob("T*.jbt"))
+    try:
+        streams = [trace_dir.stream_path(i) for i in trace_dir.stream_indices()]
+    except TraceError as error:
+        raise TraceInputError(str(error)) from error
+    for problem in trace_dir.problems:
+        print(f"jbtrace: warning: {problem}", file=sys.stderr)
     shared = events_dir / "shared.jbt"
-    if shared.exists():
+    if os.path.lexists(shared):
         streams.append(shared)
     if not streams:
-        print(f"jbtrace: warning: {events_dir}: no event streams (the program recorded no events)", file=sys.stderr)
+        print(f"jbtrace: warning: {show(events_dir)}: no event streams (the program recorded no events)", file=sys.stderr)
         return 0
     formatter = _Formatter(statics, names)
     out = sys.stdout
@@ -135,7 +144,7 @@ def _shared_threads(words: np.ndarray, current: int) -> tuple[np.ndarray, int]:
     """Mode 1: the thread each event belongs to (the value of the last THREAD_SWITCH before it)."""
     w = words.astype(np.int64)
     switch = ((w >> layout.TYPE_SHIFT) == layout.TYPE_EXTENDED) & \
-        (((w >> layout.SUBTYPE_SHIFT) & 7) == layout.EXT_THREAD_SWITCH)
+        (((w >> layout.SUBTYPE_SHIFT) & layout.SUBTYPE_MASK) == layout.EXT_THREAD_SWITCH)
     values = np.where(switch, w & layout.VALUE_MASK, -1)
     at = np.where(switch, np.arange(len(w)), -1)
     last = np.maximum.accumulate(at) if len(at) else at
@@ -167,10 +176,10 @@ class _Formatter:
             mid = (word >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID
             name = TYPE_NAMES[typ]
             if typ == layout.TYPE_BLOCK:
-                index = word & (layout.BLOCKS_PER_PAGE - 1)
-                return f"{name}\tm={mid} b={index}" + (self._block(word & 0x3FFFFFFF) if self.st else "")
+                index = word & layout.BLOCK_MASK
+                return f"{name}\tm={mid} b={index}" + (self._block(word & layout.BLOCK_WORD_MASK) if self.st else "")
             return f"{name}\tm={mid}" + (self._method(mid) if self.st else "")
-        sub = (word >> layout.SUBTYPE_SHIFT) & 7
+        sub = (word >> layout.SUBTYPE_SHIFT) & layout.SUBTYPE_MASK
         value = word & layout.VALUE_MASK
         name = EXT_NAMES.get(sub, f"RESERVED{sub}")
         if sub == layout.EXT_THREAD_SWITCH:

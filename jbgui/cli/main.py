@@ -20,6 +20,8 @@ from jbgui.cli import calls, check, dump, export, record, stats
 from jbgui.cli import blockviews, cache, methods, sql, tree
 from jbgui.cli.trace_input import TraceInputError
 from jbgui.launch import LaunchError
+from jbgui.model.errors import TraceError
+from jbgui.model.format.files import show
 
 SUBCOMMANDS: tuple[ModuleType, ...] = (record, dump, check, calls, stats, export, methods, tree, sql, cache)
 SUBCOMMANDS += blockviews.SUBCOMMANDS  # cfg, path, variants, loops, exceptions, discovery
@@ -58,6 +60,9 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``jbtrace`` with ``argv`` (default: the process's arguments); return the exit status."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")   # a path with undecodable bytes prints
     own, command = split_command(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(own)  # exits with status 2 and a usage line on bad options
@@ -72,8 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return module.run(args)
     except (LaunchError, TraceInputError) as error:
-        print(f"jbtrace: error: {error}", file=sys.stderr)
+        print(f"jbtrace: error: {show(str(error))}", file=sys.stderr)
         return error.exit_status
+    except TraceError as error:
+        # A damaged trace met past the point where a subcommand opened it: still one line.
+        print(f"jbtrace: error: {show(str(error))}", file=sys.stderr)
+        return TraceInputError.exit_status
     except BrokenPipeError:
         # The reader went away (``jbtrace calls … | head``): not an error.
         sys.stderr.close()

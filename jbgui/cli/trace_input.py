@@ -30,6 +30,9 @@ def open_analysis(path: str, progress: bool = False) -> Analysis:
         raise TraceInputError(f"{path}: {error.strerror or error}") from error
     if progress and sys.stderr.isatty():
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
-    for problem in analysis.problems:
-        print(f"jbtrace: warning: {problem}", file=sys.stderr)
+    seen = set()
+    for problem in [*analysis.problems, *analysis.trace.problems]:   # the replay's, then the readers'
+        if problem not in seen:
+            seen.add(problem)
+            print(f"jbtrace: warning: {problem}", file=sys.stderr)
     return analysis

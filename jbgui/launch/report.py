@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jbgui import __version__
+from jbgui.model.errors import TraceError
+from jbgui.model.format.trace_json import read_trace_json
 
 LAUNCH_FILE = "launch.json"
 TRACE_FILE = "trace.json"
@@ -61,12 +63,10 @@ def read_trace_summary(trace_dir: Path) -> TraceSummary:
                     "started tracing; the reason is above (for example the agent refused its options)",
         )
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(meta, dict):
-            raise ValueError("not a JSON object")
-    except (OSError, ValueError) as error:
+        meta = read_trace_json(path).metadata
+    except TraceError as error:
         return TraceSummary(trace_dir, None, bytes_on_disk=size,
-                            problem=f"{path} cannot be read ({error}): the trace is damaged")
+                            problem=f"{error}: the trace is damaged")
     status = meta.get("status")
     counts = meta.get("counts") if isinstance(meta.get("counts"), dict) else {}
     limits = meta.get("limits") if isinstance(meta.get("limits"), dict) else {}

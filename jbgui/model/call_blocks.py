@@ -8,7 +8,6 @@ that are not inside one of its callees. Streams are compressed chunk by chunk, s
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,8 +17,7 @@ import numpy as np
 from jbgui.model import layout
 from jbgui.model.analysis import Analysis, ThreadReplay
 from jbgui.model.call_queries import children_batch
-from jbgui.model.errors import TraceError
-from jbgui.model.tracedir import _CHUNK_HEADER, _STREAM_HEADER, decode_payload
+from jbgui.model.format.chunks import ChunkHeader, StreamReader
 
 
 class StreamIndex:
@@ -27,36 +25,19 @@ class StreamIndex:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        offsets, firsts, counts, codecs, filters, lengths = [], [], [], [], [], []
-        try:
-            handle = open(self.path, "rb")
-        except OSError as error:
-            raise TraceError(f"{self.path}: cannot read: {error.strerror}") from error
-        with handle:
-            size = os.fstat(handle.fileno()).st_size
-            head = handle.read(layout.STREAM_HEADER_SIZE)
-            if len(head) < layout.STREAM_HEADER_SIZE or _STREAM_HEADER.unpack_from(head, 0)[0] != layout.STREAM_MAGIC:
-                raise TraceError(f"{self.path}: offset 0: not an event stream")
-            pos = _STREAM_HEADER.unpack_from(head, 0)[2]
-            while pos + layout.CHUNK_HEADER_SIZE <= size:
-                handle.seek(pos)
-                header = handle.read(layout.CHUNK_HEADER_SIZE)
-                magic, codec, filt, _flags, count, length, first, _crc, _r = _CHUNK_HEADER.unpack_from(header, 0)
-                if magic != layout.CHUNK_MAGIC or pos + layout.CHUNK_HEADER_SIZE + length > size:
+        headers: list[ChunkHeader] = []
+        with StreamReader(self.path) as reader:
+            for record in reader.chunks(decode=False):
+                if not record.ok:
                     break  # damage or a cut-off end: the analyzer reported it; stop where it stopped
-                offsets.append(pos + layout.CHUNK_HEADER_SIZE)
-                firsts.append(first)
-                counts.append(count)
-                codecs.append(codec)
-                filters.append(filt)
-                lengths.append(length)
-                pos += layout.CHUNK_HEADER_SIZE + length
-        self.offset = np.array(offsets, np.int64)
-        self.first = np.array(firsts, np.int64)
-        self.count = np.array(counts, np.int64)
-        self.codec = codecs
-        self.filter = filters
-        self.length = lengths
+                headers.append(record.header)
+        self.headers = headers
+        self.offset = np.array([h.payload_offset for h in headers], np.int64)
+        self.first = np.array([h.first for h in headers], np.int64)
+        self.count = np.array([h.count for h in headers], np.int64)
+        self.codec = [h.codec for h in headers]
+        self.filter = [h.filter for h in headers]
+        self.length = [h.length for h in headers]
 
     @property
     def events(self) -> int:
@@ -68,11 +49,9 @@ class StreamIndex:
             return
         c0 = max(int(np.searchsorted(self.first, lo, side="right")) - 1, 0)
         c1 = int(np.searchsorted(self.first, hi, side="left"))
-        with open(self.path, "rb") as handle:
+        with StreamReader(self.path) as reader:
             for c in range(c0, c1):
-                handle.seek(int(self.offset[c]))
-                payload = handle.read(self.length[c])
-                yield int(self.first[c]), decode_payload(payload, self.codec[c], self.filter[c], int(self.count[c]))
+                yield int(self.first[c]), reader.payload(self.headers[c])
 
     def read(self, lo: int, hi: int) -> np.ndarray:
         """Events ``[lo, hi)`` as words (fewer when the stream ends before ``hi``)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-import zlib
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,7 +32,11 @@ import numpy as np
 from jbgui.model import layout
 from jbgui.model import statics as S
 from jbgui.model.errors import TraceError
-from jbgui.model.tracedir import _CHUNK_HEADER, _STREAM_HEADER, decode_payload
+from jbgui.model.format.files import is_directory
+from jbgui.model.format.chunks import Status, StreamHeaderError, StreamReader
+from jbgui.model.format.thread_table import MAX_INDEX, ThreadEntry  # noqa: F401 (part of this module's API)
+from jbgui.model.format.thread_table import read_thread_table as _read_threads
+from jbgui.model.format.trace_json import TraceJsonError, read_trace_json
 
 FATAL, ERROR, WARNING, NOTE = "fatal", "error", "warning", "note"
 SEVERITIES = (FATAL, ERROR, WARNING, NOTE)
@@ -130,65 +134,23 @@ def run_check(path: str | Path, *, replay: bool = True, analysis=None,
 
 # ---------------------------------------------------------------------- thread table
 
-@dataclass
-class ThreadEntry:
-    """A thread of threads.jsonl: its start record and end record (either may be missing)."""
-
-    index: int
-    start: dict | None = None
-    end: dict | None = None
-
-    @property
-    def name(self) -> str:
-        for record in (self.start, self.end):
-            if record and record.get("name"):
-                return str(record["name"])
-        return ""
-
-
 def read_thread_table(trace_path: str | Path, partial_last_line_ok: bool = True
                       ) -> tuple[dict[int, ThreadEntry], list[Finding]]:
-    """threads.jsonl, tolerant of any damage: the threads by index, and what was wrong with it."""
+    """threads.jsonl, tolerant of any damage: the threads by index, and what was wrong with it
+    (as findings; a partial last line is a note where a killed JVM explains it)."""
     path = Path(trace_path) / "threads.jsonl"
-    threads: dict[int, ThreadEntry] = {}
-    findings: list[Finding] = []
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return threads, findings
-    except OSError as error:
-        return threads, [Finding(ERROR, path.name, f"cannot read: {error.strerror}", "unreadable")]
-    lines = text.split("\n")
-    ends_with_newline = text.endswith("\n")
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            index = record["index"]
-            kind = record["kind"]
-            if not isinstance(index, int) or kind not in ("start", "end"):
-                raise ValueError
-        except (ValueError, KeyError, TypeError):
-            last = number == len(lines) and not ends_with_newline
-            if last and partial_last_line_ok:
-                findings.append(Finding(NOTE, path.name, "partial last line (the JVM was killed while writing it)",
-                                        "partial-line", line=number))
-            else:
-                findings.append(Finding(ERROR, path.name, "not a thread record (JSON object with 'kind' and "
-                                        "'index')", "bad-record", line=number))
-            continue
-        entry = threads.setdefault(index, ThreadEntry(index))
-        if getattr(entry, kind) is not None:
-            findings.append(Finding(ERROR, path.name, f"thread {index} has a second {kind} record",
-                                    f"duplicate-{kind}", line=number, thread=index))
-            continue
-        setattr(entry, kind, record)
-    for entry in threads.values():
-        if entry.start is None:
-            findings.append(Finding(ERROR, path.name, f"thread {entry.index} has an end record but no start record",
-                                    "end-without-start", thread=entry.index))
-    return dict(sorted(threads.items())), findings
+        table = _read_threads(path)
+    except TraceError as error:
+        return {}, [Finding(ERROR, path.name, _strip(str(error), path), "unreadable")]
+    findings = []
+    for p in table.problems:
+        code, text = p.code, p.text
+        if code == "partial-line" and not partial_last_line_ok:
+            code, text = "bad-record", "not a thread record (JSON object with 'kind' and 'index'; cut off)"
+        findings.append(Finding(NOTE if code == "partial-line" else ERROR, path.name, text, code, line=p.line,
+                                thread=p.thread))
+    return table.threads, findings
 
 
 # ---------------------------------------------------------------------- the checker
@@ -279,26 +241,18 @@ class _Checker:
     def _check_metadata(self) -> bool:
         """False when the trace cannot be read at all."""
         r = self.r
-        path = self.path / "trace.json"
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            r.add(ERROR, "trace.json", "missing: the run's metadata and status are unknown", "missing")
+            read = read_trace_json(self.path / "trace.json")
+        except TraceJsonError as error:
+            if error.code == "missing":
+                r.add(ERROR, "trace.json", "missing: the run's metadata and status are unknown", "missing")
+            else:
+                r.add(ERROR, "trace.json", _strip(str(error), self.path / "trace.json"), error.code,
+                      offset=error.offset)
             return True
-        except (OSError, UnicodeDecodeError) as error:
-            r.add(ERROR, "trace.json", f"unreadable: {error}", "unreadable")
-            return True
-        try:
-            meta = json.loads(text)
-            if not isinstance(meta, dict):
-                raise ValueError("not a JSON object")
-        except json.JSONDecodeError as error:
-            r.add(ERROR, "trace.json", f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})",
-                  "bad-json", offset=error.pos)
-            return True
-        except ValueError as error:
-            r.add(ERROR, "trace.json", str(error), "bad-json")
-            return True
+        for problem in read.problems:
+            r.add(ERROR, "trace.json", problem.text, problem.code)
+        meta = read.metadata
         self.metadata = meta
         if meta.get("format") != "jbgui-trace":
             r.add(ERROR, "trace.json", f"format {meta.get('format')!r}, expected 'jbgui-trace'", "format")
@@ -335,7 +289,7 @@ class _Checker:
     def _check_statics(self) -> None:
         r = self.r
         xml = self.path / "static.xml"
-        if not xml.exists():
+        if not _lexists(xml):
             r.add(ERROR, "static.xml", "missing: ids cannot be checked", "missing")
             return
         try:
@@ -343,10 +297,10 @@ class _Checker:
         except TraceError as error:
             r.add(ERROR, "static.xml", _strip(str(error), xml), "unreadable")
             return
-        size = xml.stat().st_size
+        size = _size(xml)
         for problem in self.statics.problems:
             self.static_truncated = True
-            text = _strip(problem, xml)
+            text = _strip(problem, xml).removeprefix("static.xml: ")
             line = None
             if text.startswith("line "):
                 head, _, rest = text.partition(": ")
@@ -371,25 +325,35 @@ class _Checker:
         events_dir = self.path / "events"
         shared = events_dir / "shared.jbt"
         files: list[tuple[Path, int, int]] = []   # path, expected kind, expected thread
-        if events_dir.is_dir():
-            for p in sorted(events_dir.glob("T*.jbt")):
-                try:
-                    files.append((p, layout.STREAM_KIND_THREAD, int(p.stem[1:])))
-                except ValueError:
+        has_shared = _lexists(shared)
+        if is_directory(events_dir, self.path):
+            try:
+                names = sorted(p for p in events_dir.glob("T*.jbt"))
+            except OSError as error:
+                self.r.add(ERROR, "events", f"cannot list: {error.strerror}", "unreadable")
+                names = []
+            for p in names:
+                digits = p.name[1:-4]
+                if digits.isascii() and digits.isdigit() and len(digits) <= 10 and 0 < int(digits) <= MAX_INDEX:
+                    files.append((p, layout.STREAM_KIND_THREAD, int(digits)))
+                else:
                     self.r.add(ERROR, self._rel(p), "not a stream name (events/T<thread index>.jbt)", "stream-name")
-            if shared.exists():
+            if has_shared:
                 if files:
                     self.r.add(ERROR, "events", "both a shared stream (mode 1) and per-thread streams (mode 2)",
                                "mixed-modes")
                 files.append((shared, layout.STREAM_KIND_SHARED, 0))
-        if self._option("mode") == 1 and not shared.exists() and self._expect_events():
+        elif _lexists(events_dir):
+            self.r.add(ERROR, "events", "not a directory inside the trace (a file, or a link leading out)",
+                       "unreadable")
+        if self._option("mode") == 1 and not has_shared and self._expect_events():
             self.r.add(ERROR, "events/shared.jbt", "missing: trace.json says mode 1", "missing")
-        total = sum(p.stat().st_size for p, _k, _t in files) or 1
+        total = sum(_size(p) for p, _k, _t in files) or 1
         done = 0
         checker = _WordChecker(self.statics, self._events_selected(), set(self.threads))
         for p, kind, thread in files:
             self.streams.append(self._walk(p, kind, thread, checker))
-            done += p.stat().st_size
+            done += _size(p)
             if self.progress is not None:
                 self.progress(done, total)
         self.r.stats["streams"] = len(self.streams)
@@ -409,114 +373,77 @@ class _Checker:
         tag = thread if kind == layout.STREAM_KIND_THREAD else None
         cut_severity = NOTE if self.running else ERROR
         try:
-            handle = open(path, "rb")
-        except OSError as error:
-            r.add(ERROR, rel, f"cannot read: {error.strerror}", "unreadable", thread=tag)
+            reader = StreamReader(path, self.path)
+        except StreamHeaderError as error:
+            severity = cut_severity if error.empty else ERROR
+            r.add(severity, rel, _strip(str(error), path), error.code, offset=error.offset, thread=tag)
             info.readable = False
             return info
-        with handle:
-            size = os.fstat(handle.fileno()).st_size
-            head = handle.read(layout.STREAM_HEADER_SIZE)
-            if len(head) < layout.STREAM_HEADER_SIZE:
-                r.add(cut_severity if not head else ERROR, rel,
-                      f"{len(head)} bytes, shorter than the {layout.STREAM_HEADER_SIZE}-byte stream header",
-                      "short-header", offset=0, thread=tag)
-                info.readable = False
-                return info
-            magic, version, header_size, h_kind, h_thread, _nanos, _reserved = _STREAM_HEADER.unpack_from(head, 0)
-            if magic != layout.STREAM_MAGIC:
-                r.add(ERROR, rel, f"not an event stream (magic {magic!r}, expected {layout.STREAM_MAGIC!r})",
-                      "stream-magic", offset=0, thread=tag)
-                info.readable = False
-                return info
-            if version != layout.FORMAT_VERSION:
-                r.add(ERROR, rel, f"stream format version {version}, expected {layout.FORMAT_VERSION}",
-                      "stream-version", offset=4, thread=tag)
-                info.readable = False
-                return info
-            if header_size != layout.STREAM_HEADER_SIZE:
-                r.add(ERROR, rel, f"header size {header_size}, expected {layout.STREAM_HEADER_SIZE}",
+        except TraceError as error:
+            r.add(ERROR, rel, _strip(str(error), path), "unreadable", thread=tag)
+            info.readable = False
+            return info
+        with reader:
+            size = reader.size
+            h = reader.header
+            if h.header_size != layout.STREAM_HEADER_SIZE:
+                r.add(ERROR, rel, f"header size {h.header_size}, expected {layout.STREAM_HEADER_SIZE}",
                       "header-size", offset=6, thread=tag)
-                if header_size < layout.STREAM_HEADER_SIZE or header_size > size:
-                    info.readable = False
-                    return info
-            if h_kind != kind:
-                r.add(ERROR, rel, f"stream kind {h_kind}, expected {kind} for this file name", "stream-kind",
+            if h.kind != kind:
+                r.add(ERROR, rel, f"stream kind {h.kind}, expected {kind} for this file name", "stream-kind",
                       offset=8, thread=tag)
-            if h_thread != thread:
-                r.add(ERROR, rel, f"thread index {h_thread} in the header, {thread} in the file name",
+            if h.thread != thread:
+                r.add(ERROR, rel, f"thread index {h.thread} in the header, {thread} in the file name",
                       "stream-thread", offset=12, thread=tag)
-            pos = header_size
-            handle.seek(pos)
             expected_first = 0
             batch: list[np.ndarray] = []
             batch_first = 0
             state = checker.new_state(kind)
-            while pos < size:
-                header = handle.read(layout.CHUNK_HEADER_SIZE)
-                if len(header) < layout.CHUNK_HEADER_SIZE:
-                    r.add(cut_severity, rel, f"the stream ends inside a chunk header ({len(header)} bytes)",
-                          "cut-off", offset=pos, thread=tag)
+            for record in reader.chunks():
+                pos = record.offset
+                text = re.sub(r"^offset \d+: ", "", _strip(record.message, path))   # the finding has the offset
+                if record.status is Status.CUT_OFF:
+                    r.add(cut_severity, rel, text, "cut-off", offset=pos, thread=tag)
                     info.cut_off = True
                     break
-                c_magic, codec, filt, flags, count, length, first, crc, _r = _CHUNK_HEADER.unpack_from(header, 0)
-                if c_magic != layout.CHUNK_MAGIC:
-                    r.add(ERROR, rel, f"bad chunk magic {c_magic!r}; {size - pos} bytes not checked", "chunk-magic",
-                          offset=pos, thread=tag)
-                    info.damaged = True
-                    break
-                end = pos + layout.CHUNK_HEADER_SIZE + length
-                if end > size:
-                    r.add(cut_severity, rel, f"the stream ends inside a chunk: payload of {length} bytes, "
-                          f"{size - pos - layout.CHUNK_HEADER_SIZE} present", "cut-off", offset=pos, thread=tag)
-                    info.cut_off = True
-                    break
-                payload = handle.read(length)
-                if zlib.crc32(payload) != crc:
-                    partial = self.running and end == size
+                if record.status is Status.CRC_ERROR:
+                    partial = self.running and record.header.end == size
                     r.add(NOTE if partial else ERROR, rel,
                           f"chunk CRC mismatch{' in the last chunk (partly written when the JVM was killed)' if partial else ''}"
                           f"; {size - pos} bytes not checked", "crc", offset=pos, thread=tag)
                     info.damaged = not partial
                     info.cut_off = partial
                     break
-                try:
-                    words = decode_payload(payload, codec, filt, count)
-                except (zlib.error, ValueError) as error:
-                    r.add(ERROR, rel, f"chunk does not decode ({error}); {size - pos} bytes not checked",
-                          "chunk-decode", offset=pos, thread=tag)
+                if not record.ok:
+                    r.add(ERROR, rel, text, record.code, offset=pos, thread=tag)
                     info.damaged = True
                     break
+                c = record.header
                 if info.last_flag:
                     r.add(ERROR, rel, "a chunk follows the chunk flagged as the stream's last", "after-last",
                           offset=pos, thread=tag)
-                gap = first != expected_first
-                if flags & layout.CHUNK_FLAG_LOST_BEFORE:
+                gap = False
+                if c.flags & layout.CHUNK_FLAG_LOST_BEFORE:
                     info.lost = True
-                    lost = f"{first - expected_first} events" if first > expected_first else "events"
-                    r.add(WARNING, rel, f"{lost} were lost before event {first} (the tracer could not flush)",
-                          "lost-events", offset=pos, event=first, thread=tag)
-                    gap = first < expected_first
-                if gap:
-                    r.add(ERROR, rel, f"chunk's first event index is {first}, expected {expected_first} "
-                          "(chunks missing, repeated or out of order)", "chunk-first", offset=pos, thread=tag)
-                if _r:
-                    r.add(ERROR, rel, f"reserved chunk header field is {_r}, expected 0", "chunk-reserved",
+                    lost = f"{c.first - expected_first} events" if c.first > expected_first else "events"
+                    r.add(WARNING, rel, f"{lost} were lost before event {c.first} (the tracer could not flush)",
+                          "lost-events", offset=pos, event=c.first, thread=tag)
+                    gap = True
+                if c.reserved:
+                    r.add(ERROR, rel, f"reserved chunk header field is {c.reserved}, expected 0", "chunk-reserved",
                           offset=pos + 28, thread=tag)
-                if batch and (flags & layout.CHUNK_FLAG_LOST_BEFORE or gap or
-                              sum(map(len, batch)) >= _BATCH_EVENTS):
+                if batch and (gap or sum(map(len, batch)) >= _BATCH_EVENTS):
                     checker.check(state, _join(batch), batch_first, tally)
                     batch = []
-                if flags & layout.CHUNK_FLAG_LOST_BEFORE or gap:
+                if gap:
                     state.after_gap()
                 if not batch:
-                    batch_first = first
-                batch.append(words)
+                    batch_first = c.first
+                batch.append(record.words)
                 info.chunks += 1
-                info.events += count
-                info.last_flag = bool(flags & layout.CHUNK_FLAG_LAST)
-                expected_first = first + count
-                pos = end
+                info.events += c.count
+                info.last_flag = bool(c.flags & layout.CHUNK_FLAG_LAST)
+                expected_first = c.first + c.count
             if batch:
                 checker.check(state, _join(batch), batch_first, tally)
             checker.finish(state, tally, expected_first, complete=not self.running and not info.cut_off
@@ -580,7 +507,9 @@ class _Checker:
         st = self.statics
         if st is not None and not self.static_truncated:
             n_classes = sum(1 for name in st.c_name if name)
-            n_methods = int((st.m_key >= 0).sum())
+            # The recorder counts method ids, and a method of more than 2048 blocks owns one id
+            # per page of blocks (docs/trace-format.md, "Limits"): count the extra pages too.
+            n_methods = int((st.m_key >= 0).sum()) + int(((st.page_base >= 0) & (st.m_key < 0)).sum())
             for key, have in (("classes", n_classes), ("methods", n_methods)):
                 if isinstance(counts.get(key), int) and counts[key] != have:
                     r.add(ERROR, "trace.json", f"counts.{key} is {counts[key]}, static.xml defines {have}",
@@ -818,10 +747,10 @@ class _WordChecker:
         base = np.where(mid < n_p, self.page_base[pclamp], -1)
         gb = base + (w & (layout.BLOCKS_PER_PAGE - 1))
         tally.add("undefined-block-page", ERROR, blocks & (base < 0), first,
-                  lambda i: f"BLOCK m={int(mid[i])} b={int(w[i] & 0x7FF)}: static.xml has no method or block "
+                  lambda i: f"BLOCK m={int(mid[i])} b={int(w[i] & layout.BLOCK_MASK)}: static.xml has no method or block "
                             "page with this id")
         tally.add("undefined-block", ERROR, blocks & (base >= 0) & (gb >= self.page_limit[pclamp]), first,
-                  lambda i: f"BLOCK m={int(mid[i])} b={int(w[i] & 0x7FF)}: beyond the blocks static.xml lists for "
+                  lambda i: f"BLOCK m={int(mid[i])} b={int(w[i] & layout.BLOCK_MASK)}: beyond the blocks static.xml lists for "
                             f"{self.st.method_qualified(int(self.st.b_method[base[i]]))}")
         n_c = len(self.c_ok)
         c_ok = (val < n_c) & self.c_ok[np.minimum(val, n_c - 1)]
@@ -861,6 +790,22 @@ def _word_text(word: int, st: S.Statics | None) -> str:
         return f"{TYPE_NAMES[t]} m={mid}" + (f" ({name})" if name else "")
     sub = (word >> layout.SUBTYPE_SHIFT) & 7
     return f"{EXT_NAMES.get(sub, f'EXT{sub}')} {word & layout.VALUE_MASK}"
+
+
+def _lexists(path: Path) -> bool:
+    try:
+        os.lstat(path)
+        return True
+    except OSError:
+        return False
+
+
+def _size(path: Path) -> int:
+    """A file's size without following a link (0 when it cannot be had)."""
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
 
 
 def _join(parts: list[np.ndarray]) -> np.ndarray:

@@ -27,6 +27,10 @@ EXT_THROWABLE = 4
 MAX_METHOD_ID = (1 << METHOD_BITS) - 1
 BLOCKS_PER_PAGE = 1 << BLOCK_BITS
 MAX_CLASS_ID = VALUE_MASK
+# Python-side masks (no Java counterpart needed): the fields above as masks after shifting.
+BLOCK_MASK = BLOCKS_PER_PAGE - 1
+SUBTYPE_MASK = 7
+BLOCK_WORD_MASK = (1 << (METHOD_BITS + BLOCK_BITS)) - 1   # a block's id: page << BLOCK_BITS | index
 
 STREAM_HEADER_SIZE = 32
 CHUNK_HEADER_SIZE = 32

@@ -11,13 +11,15 @@ here raises for a file that is missing, growing, cut or replaced: the agent writ
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jbgui.model import layout
-from jbgui.model.tracedir import _CHUNK_HEADER, _STREAM_HEADER
+from jbgui.model.errors import TraceError
+from jbgui.model.format.chunks import StreamReader
+from jbgui.model.format.files import check_regular, open_file
+from jbgui.model.format.thread_table import MAX_LINE, parse_record
+from jbgui.model.format.trace_json import read_trace_json
 
 _CLASS_TAG = b"<class "
 # static.xml is read in pieces of this size, so that a poll after a burst of class loading never
@@ -86,13 +88,12 @@ class LiveProgress:
     def _read_status(self) -> str | None:
         path = self.trace_dir / "trace.json"
         try:
-            st = os.stat(path)
+            st = check_regular(path)
             key = (st.st_mtime_ns, st.st_size)
             if key != self._status_key:
-                meta = json.loads(path.read_bytes())
-                self._status = meta.get("status") if isinstance(meta, dict) else None
+                self._status = read_trace_json(path).metadata.get("status")
                 self._status_key = key
-        except (OSError, ValueError):
+        except (OSError, TraceError):
             pass  # not written yet, or being rewritten at this moment: keep what we knew
         return self._status
 
@@ -101,7 +102,7 @@ class LiveProgress:
         """The bytes appended to ``path`` since ``cursor``, block by block (a file that shrank
         was replaced: start over)."""
         try:
-            with open(path, "rb") as f:
+            with open_file(path) as f:
                 size = os.fstat(f.fileno()).st_size
                 if size < cursor.offset:
                     cursor.offset, cursor.count, cursor.tail = 0, 0, b""
@@ -112,7 +113,7 @@ class LiveProgress:
                         return
                     cursor.offset += len(block)
                     yield block
-        except OSError:
+        except (OSError, TraceError):
             return
 
     def _read_threads(self) -> None:
@@ -123,13 +124,10 @@ class LiveProgress:
             for line in text[:end].splitlines():
                 if b'"start"' not in line:
                     continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and record.get("kind") == "start":
+                record, _why = parse_record(line)
+                if record is not None and record["kind"] == "start":
                     cursor.count += 1
-            cursor.tail = text[end:]
+            cursor.tail = text[end:][-MAX_LINE:]   # a longer partial line is no thread record
 
     def _read_static(self) -> None:
         cursor = self._classes
@@ -145,31 +143,19 @@ class LiveProgress:
     def _read_stream(path: Path, cursor: _StreamCursor) -> int:
         """Count the chunks appended since the last poll; returns the file's size."""
         try:
-            with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if size < cursor.offset:
+            with StreamReader(path) as reader:
+                if reader.size < cursor.offset:
                     cursor.offset, cursor.events, cursor.chunks = 0, 0, 0   # replaced
-                if cursor.offset == 0:
-                    head = f.read(layout.STREAM_HEADER_SIZE)
-                    if len(head) < layout.STREAM_HEADER_SIZE or head[:4] != layout.STREAM_MAGIC:
-                        return size
-                    header_size = _STREAM_HEADER.unpack_from(head, 0)[2]
-                    cursor.offset = max(header_size, layout.STREAM_HEADER_SIZE)
-                while cursor.offset + layout.CHUNK_HEADER_SIZE <= size:
-                    f.seek(cursor.offset)
-                    header = f.read(layout.CHUNK_HEADER_SIZE)
-                    if len(header) < layout.CHUNK_HEADER_SIZE:
-                        break
-                    magic, _codec, _filter, _flags, count, length, _first, _crc, _r = \
-                        _CHUNK_HEADER.unpack_from(header, 0)
-                    if magic != layout.CHUNK_MAGIC:
-                        break   # damaged: count nothing beyond it (jbtrace check says more)
-                    end = cursor.offset + layout.CHUNK_HEADER_SIZE + length
-                    if end > size:
-                        break   # its payload is still being written
-                    cursor.events += count
+                start = cursor.offset or reader.header.header_size
+                for record in reader.chunks(decode=False, start=start, expected_first=cursor.events):
+                    if not record.ok:
+                        break   # damaged, or its payload is still being written (jbtrace check says more)
+                    cursor.events = record.header.first + record.header.count
                     cursor.chunks += 1
-                    cursor.offset = end
-                return size
-        except OSError:
-            return 0
+                    cursor.offset = record.header.end
+                return reader.size
+        except TraceError:
+            try:
+                return os.lstat(path).st_size
+            except OSError:
+                return 0

@@ -9,7 +9,6 @@ vectorised operations whatever the trace's size.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import numpy as np
@@ -18,6 +17,7 @@ from jbgui.model import layout
 from jbgui.model.analysis import Analysis, Flag, ThreadReplay
 from jbgui.model.call_summary import flag_count
 from jbgui.model.cct import OVERFLOW_KEY, SYNTHETIC_KEY
+from jbgui.model.format.launch_json import read_launch_json
 from jbgui.model.replay_kernel import CATCH_UNCAUGHT
 
 
@@ -193,10 +193,7 @@ def run_summary(analysis: Analysis, top: int = 15) -> dict:
     per = per_method(analysis)
     own = per["bytecodes"]
     hot = [int(m) for m in np.argsort(-own, kind="stable")[:top] if own[m] > 0]
-    try:
-        launch = json.loads((analysis.trace.path / "launch.json").read_text())
-    except (OSError, ValueError):
-        launch = {}
+    launch = read_launch_json(analysis.trace.path)
     return {
         "metadata": analysis.trace.metadata,
         "launch": launch,

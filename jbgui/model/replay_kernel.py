@@ -37,6 +37,22 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from jbgui.model import layout
+
+# The event word's fields (docs/trace-format.md), from the one definition in layout: numba reads
+# module-level integers as compile-time constants, so naming them costs nothing in the loop.
+_TYPE_SHIFT = layout.TYPE_SHIFT
+_METHOD_SHIFT = layout.METHOD_SHIFT
+_METHOD_MASK = layout.MAX_METHOD_ID
+_BLOCK_MASK = layout.BLOCK_MASK
+_SUBTYPE_SHIFT = layout.SUBTYPE_SHIFT
+_SUBTYPE_MASK = layout.SUBTYPE_MASK
+_VALUE_MASK = layout.VALUE_MASK
+_T_EXT, _T_START, _T_END, _T_BLOCK = (layout.TYPE_EXTENDED, layout.TYPE_METHOD_START, layout.TYPE_METHOD_END,
+                                      layout.TYPE_BLOCK)
+_X_LOAD, _X_RECEIVER, _X_EXIT, _X_THROWABLE = (layout.EXT_CLASS_LOAD, layout.EXT_RECEIVER,
+                                               layout.EXT_EXCEPTION_EXIT, layout.EXT_THROWABLE)
+
 # Row columns (int64 in the kernel's buffer, one row of it per column so that each column is
 # contiguous when flushed; stored narrower on disk).
 COL_METHOD, COL_PARENT, COL_DEPTH, COL_FIRST, COL_LAST, COL_FLAGS, COL_SITE, COL_CALLER_BLOCK, \
@@ -554,43 +570,63 @@ def _on_receiver(T, cls):
 
 
 @numba.njit(cache=True, _nrt=False)
+def _block_of(S, page, index):
+    """The global block of a BLOCK word's page and index, or -1 when static.xml defines none
+    there: an undefined page, or an index beyond its method's blocks (never an out-of-bounds
+    read, whatever the word says)."""
+    if page >= len(S.page_base):
+        return -1
+    base = S.page_base[page]
+    if base < 0:
+        return -1
+    gb = base + index
+    if gb >= len(S.blk) - 1 or S.blk[gb, B_METHOD] != S.blk[base, B_METHOD]:
+        return -1
+    return gb
+
+
+@numba.njit(cache=True, _nrt=False)
+def _known_method(S, mid):
+    return 0 < mid < len(S.meth) and S.meth[mid, MT_KEY] >= 0
+
+
+@numba.njit(cache=True, _nrt=False)
 def _slow_event(S, T, w, ev):
     """Every event the fast paths of :func:`replay` do not handle."""
-    t = w >> 30
-    if T.sc[S_UNW_INIT] != 0 and not (t == 0 and (w >> 27) & 7 == 4):
+    t = w >> _TYPE_SHIFT
+    sub = (w >> _SUBTYPE_SHIFT) & _SUBTYPE_MASK
+    if T.sc[S_UNW_INIT] != 0 and not (t == _T_EXT and sub == _X_THROWABLE):
         _consumed_by_class_init(T)
-    if t == 3:
-        page = (w >> 11) & 0x7FFFF
-        base = S.page_base[page] if page < len(S.page_base) else -1
-        if base < 0:
+    if t == _T_BLOCK:
+        gb = _block_of(S, (w >> _METHOD_SHIFT) & _METHOD_MASK, w & _BLOCK_MASK)
+        if gb < 0:
             T.sc[S_UNKNOWN_IDS] += 1
         else:
-            _on_block(S, T, base + (w & 0x7FF), ev)
-    elif t == 1 or t == 2:
-        mid = (w >> 11) & 0x7FFFF
-        if mid >= len(S.meth) or S.meth[mid, MT_KEY] < 0:
+            _on_block(S, T, gb, ev)
+    elif t == _T_START or t == _T_END:
+        mid = (w >> _METHOD_SHIFT) & _METHOD_MASK
+        if not _known_method(S, mid):
             T.sc[S_UNKNOWN_IDS] += 1
-        elif t == 1:
+        elif t == _T_START:
             _on_start(S, T, mid, ev)
         else:
             _on_end(S, T, mid, ev, False)
     else:
-        sub = (w >> 27) & 7
-        val = w & 0x7FFFFFF
-        if sub == 2:
-            if val >= len(S.meth) or S.meth[val, MT_KEY] < 0:
+        val = w & _VALUE_MASK
+        if sub == _X_EXIT:
+            if not _known_method(S, val):
                 T.sc[S_UNKNOWN_IDS] += 1
             else:
                 _on_end(S, T, val, ev, True)
-        elif sub == 4:
+        elif sub == _X_THROWABLE:
             row = T.sc[S_LAST_POPPED]
             if row >= 0:
                 _set(T.sc, T.rows, T.patches, row, COL_EXC_CLASS, val)
             if T.sc[S_UNWINDING] == 1:
                 T.sc[S_UNW_CLASS] = val
-        elif sub == 1:
+        elif sub == _X_RECEIVER:
             _on_receiver(T, val)
-        elif sub == 0:
+        elif sub == _X_LOAD:
             n = T.sc[S_N_LOADS]
             T.loads[n, 0] = ev
             T.loads[n, 1] = val
@@ -645,31 +681,34 @@ def _fast(words, first, k, stop, sc, st, rows, patches, counts, edge_k, edge_v, 
     arrays out of the state tuples inside the loop costs a reference-count update each time."""
     n_pages = len(page_base)
     n_meth = len(meth)
+    n_blk = len(blk) - 1
     while k < stop:
         d = sc[S_DEPTH]
         if sc[S_UNWINDING] != 0 or d == 0 or st[d - 1, ST_SYN] != 0:
             return k
         top = d - 1
         w = np.int64(words[k])
-        t = w >> 30
-        if t == 3:
-            page = (w >> 11) & 0x7FFFF
+        t = w >> _TYPE_SHIFT
+        if t == _T_BLOCK:
+            page = (w >> _METHOD_SHIFT) & _METHOD_MASK
             if page >= n_pages:
                 return k
             base = page_base[page]
             if base < 0:
                 return k
-            gb = base + (w & 0x7FF)
+            gb = base + (w & _BLOCK_MASK)
+            if gb >= n_blk:
+                return k
             b = st[top, ST_BLOCK]
-            if blk[gb, B_METHOD] != st[top, ST_METHOD] or blk[gb, B_IS_HANDLER] != 0 or \
-                    (b >= 0 and st[top, ST_PTR] < blk[b + 1, B_SITE0]):
+            if blk[gb, B_METHOD] != st[top, ST_METHOD] or blk[base, B_METHOD] != st[top, ST_METHOD] or \
+                    blk[gb, B_IS_HANDLER] != 0 or (b >= 0 and st[top, ST_PTR] < blk[b + 1, B_SITE0]):
                 return k
             # The next block of the top frame, every call of the previous block matched.
             _enter_block(blk, sc, st, counts, edge_k, edge_v, top, gb)
-        elif t == 1:
-            mid = (w >> 11) & 0x7FFFF
+        elif t == _T_START:
+            mid = (w >> _METHOD_SHIFT) & _METHOD_MASK
             b = st[top, ST_BLOCK]
-            if mid >= n_meth or b < 0 or meth[mid, MT_KEY] < 0:
+            if mid == 0 or mid >= n_meth or b < 0 or meth[mid, MT_KEY] < 0:
                 return k
             p = st[top, ST_PTR]
             if p >= blk[b + 1, B_SITE0] or sites[p, SI_KEY] != meth[mid, MT_KEY] \
@@ -679,15 +718,15 @@ def _fast(words, first, k, stop, sc, st, rows, patches, counts, edge_k, edge_v, 
             st[top, ST_PTR] = p + 1
             sstat[p, SS_CALLS] += 1
             _push(sc, st, rows, mid, first + k, p, b, 0, 0)
-        elif t == 2:
-            mid = (w >> 11) & 0x7FFFF
+        elif t == _T_END:
+            mid = (w >> _METHOD_SHIFT) & _METHOD_MASK
             b = st[top, ST_BLOCK]
             if mid != st[top, ST_METHOD] or (b >= 0 and st[top, ST_PTR] < blk[b + 1, B_SITE0]):
                 return k
             _pop(sc, st, rows, patches, first + k, 0)
-        elif (w >> 27) & 7 == 1:
+        elif (w >> _SUBTYPE_SHIFT) & _SUBTYPE_MASK == _X_RECEIVER:
             # A receiver's class, right after the start of an instance method.
-            cls = w & 0x7FFFFFF
+            cls = w & _VALUE_MASK
             row = sc[S_LAST_STARTED]
             if row < sc[S_BUF_BASE] or st[top, ST_ROW] != row:
                 return k

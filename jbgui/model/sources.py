@@ -10,12 +10,12 @@ the next."""
 
 from __future__ import annotations
 
-import json
 import shlex
 import zipfile
 from functools import lru_cache
 from pathlib import Path
 
+from jbgui.model.format.launch_json import read_launch_json
 from jbgui.model.tracedir import TraceDir
 
 _SOURCE_ROOTS = ("", "src", "src/main/java", "src/test/java", "java", "source", "sources")
@@ -40,10 +40,7 @@ class SourceLocator:
 
     def _program_roots(self) -> list[Path]:
         roots: list[Path] = []
-        try:
-            launch = json.loads((self.trace.path / "launch.json").read_text())
-        except (OSError, ValueError):
-            launch = {}
+        launch = read_launch_json(self.trace.path)
         jvm = (self.trace.metadata.get("jvm") or {}) if (self.trace.path / "trace.json").exists() else {}
         cwd = Path(jvm.get("cwd") or launch.get("cwd") or self.trace.path.parent)
         candidates = [cwd]

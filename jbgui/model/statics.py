@@ -6,8 +6,8 @@ every call site carries its *kind* (can its callee be expected to start?) resolv
 against the loaded classes. Strings (names, descriptors, lines) stay in Python lists, used only for
 display.
 
-The XML is read with lxml's iterparse, one ``<class>`` at a time (no entity expansion, no
-network), and the arrays are cached as one ``.npz`` so a second open does not parse again.
+The XML is read by :mod:`jbgui.model.format.static_xml` (validated there, one ``<class>`` at a
+time), and the arrays are cached as one ``.npz`` so a second open does not parse again.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from lxml import etree
-
 from jbgui.model import layout
 from jbgui.model.errors import TraceError
+from jbgui.model.format.files import check_regular, show
+from jbgui.model.format.static_xml import ClassRecord, StaticReader, metrics_table
 
 # Call-site kinds: what replay may expect of the callee.
 SITE_DIRECT = 0    # invokestatic/invokespecial of an instrumented method: the callee starts
@@ -130,6 +130,8 @@ class Statics:
 
     def site_qualified(self, site: int) -> str:
         """A call site's target as ``pkg.Cls.name(desc)``."""
+        if not 0 <= site < len(self.s_call):
+            return f"<call site {site}>"
         owner, _, rest = self.s_call[site].partition(":")
         paren = rest.find("(")
         name, desc = (rest[:paren], rest[paren:]) if paren >= 0 else (rest, "")
@@ -146,10 +148,15 @@ class Statics:
         return range(base, base + int(self.m_blocks[method_id])) if base >= 0 else range(0)
 
     def block_of_word(self, word_low30: int) -> int:
-        page, index = word_low30 >> layout.BLOCK_BITS, word_low30 & (layout.BLOCKS_PER_PAGE - 1)
+        page, index = word_low30 >> layout.BLOCK_BITS, word_low30 & layout.BLOCK_MASK
         if not 0 < page < len(self.page_base) or self.page_base[page] < 0:
             return -1
-        return int(self.page_base[page]) + index
+        base = int(self.page_base[page])
+        gb = base + index
+        # An index beyond the blocks of the page's method names no block (not its neighbour's).
+        if gb >= self.n_blocks or self.b_method[gb] != self.b_method[base]:
+            return -1
+        return gb
 
     def find_methods(self, class_name: str, name: str, desc: str | None = None) -> list[int]:
         """Method ids by class (internal or dotted name), method name and optional descriptor."""
@@ -162,16 +169,15 @@ class Statics:
 # ---------------------------------------------------------------------- loading
 
 _OPCODES = {"INVOKEVIRTUAL": 0, "INVOKESPECIAL": 1, "INVOKESTATIC": 2, "INVOKEINTERFACE": 3, "INVOKEDYNAMIC": 4}
-_METRICS = len(layout.METRIC_NAMES)
 
 
 def load_statics(trace_path: Path, cache_dir: Path | None = None) -> Statics:
     """static.xml of a trace directory, from the cache in ``cache_dir`` when it is current."""
     xml = Path(trace_path) / "static.xml"
     try:
-        st = xml.stat()
+        st = check_regular(xml)
     except FileNotFoundError as error:
-        raise TraceError(f"{xml}: missing; this trace has no static information") from error
+        raise TraceError(f"{show(xml)}: missing; this trace has no static information") from error
     stamp = f"{CACHE_VERSION}:{st.st_size}:{st.st_mtime_ns}"
     cached = cache_dir / "statics.npz.zst" if cache_dir is not None else None
     if cached is not None and cached.exists():
@@ -189,88 +195,56 @@ def load_statics(trace_path: Path, cache_dir: Path | None = None) -> Statics:
 
 
 def _parse(xml: Path) -> Statics:
-    problems: list[str] = []
+    reader = StaticReader(xml)
     classes: dict[int, tuple] = {}
     methods: list[tuple] = []      # (id, class_id, name, desc, flags, blocks, pages, [blocks])
-    # resolve_entities/no_network: static.xml is data, never a reason to fetch or expand anything.
-    parser_args = dict(events=("end",), tag="class", recover=False, resolve_entities=False,
-                       no_network=True, huge_tree=True)
-    try:
-        for _event, element in etree.iterparse(str(xml), **parser_args):
-            try:
-                _read_class(element, classes, methods)
-            except (ValueError, TypeError) as error:
-                # A number that is not one (or a required attribute missing): that class is left
-                # out, as if static.xml had never described it, and everything else loads.
-                problems.append(f"{xml}: line {element.sourceline}: class {element.get('name')!r} left out, "
-                                f"malformed: {error}")
-            element.clear(keep_tail=False)
-            while element.getprevious() is not None:
-                del element.getparent()[0]
-    except etree.XMLSyntaxError as error:
-        line = getattr(error, "lineno", "?")
-        problems.append(f"{xml}: line {line}: {error.msg if hasattr(error, 'msg') else error} "
-                        f"(the {len(classes)} classes before it are loaded)")
-    except OSError as error:
-        raise TraceError(f"{xml}: cannot read: {error}") from error
-    return _build(classes, methods, problems)
+    for record in reader.classes():
+        _read_class(record, classes, methods)
+    return _build(classes, methods, reader.problems)
 
 
-def _read_class(element, classes: dict, methods: list) -> None:
-    class_id = int(element.get("id"))
-    name = element.get("name")
-    jdk = element.get("jdk") == "true"
-    hidden = element.get("hidden") == "true"
-    instrumented = element.get("instrumented") == "true"
-    described = (name, element.get("loader", ""), element.get("super", ""), jdk, hidden, instrumented,
-                 element.get("source_file", ""))
-    own: list[tuple] = []          # added to ``methods`` only once the whole class has been read
-    for m in element.iterchildren("method"):
-        mid = m.get("id")
-        if mid is None:
+def _read_class(record: ClassRecord, classes: dict, methods: list) -> None:
+    class_id = record.id
+    jdk = record.flag("jdk")
+    hidden = record.flag("hidden")
+    a = record.attrs
+    classes[class_id] = (record.name, a.get("loader", ""), a.get("super", ""), jdk, hidden, record.flag("instrumented"),
+                         a.get("source_file", ""))
+    for m in record.methods:
+        if m.id is None:
             continue
         flags = 0
-        if m.get("native") == "true":
+        if m.flag("native"):
             flags |= M_NATIVE
-        if m.get("abstract") == "true":
+        if m.flag("abstract"):
             flags |= M_ABSTRACT
-        if m.get("intrinsic") == "true":
+        if m.flag("intrinsic"):
             flags |= M_INTRINSIC
-        if m.get("instrumented") in ("true", "method-only"):
+        if m.attrs.get("instrumented") in ("true", "method-only"):
             flags |= M_INSTRUMENTED
-        if m.get("static") == "true":
+        if m.flag("static"):
             flags |= M_STATIC
         if hidden:
             flags |= M_HIDDEN_CLASS
         if jdk:
             flags |= M_JDK
-        mname = m.get("name")
-        if mname == "<clinit>":
+        if m.name == "<clinit>":
             flags |= M_IMPLICIT_ONLY
-        blocks = []
-        # Children walked directly: an ElementPath query per block (iterfind("a/b")) cost more
-        # than everything else here on a 100,000-block static.xml.
-        for b in m.iterchildren("basic_block"):
-            sites, handlers, instr = [], [], None
-            for child in b.iterchildren("call_site_list", "exception_handler_list", "instructions"):
-                tag = child.tag
-                if tag == "call_site_list":
-                    sites = [(s.get("call", ""), s.get("type", ""), int(s.get("offset", "-1")))
-                             for s in child.iterchildren("call_site")]
-                elif tag == "exception_handler_list":
-                    handlers = [(int(h.get("basic_block_id", "-1")), h.get("type"))
-                                for h in child.iterchildren("exception_handler")]
-                elif instr is None:
-                    instr = child.text or ""
-            blocks.append((int(b.get("index")), int(b.get("start", "-1")), int(b.get("end", "-1")),
-                           b.get("lines", ""), b.get("metrics", ""), sites, handlers, instr))
-        own.append((int(mid), class_id, mname, m.get("desc"), flags,
-                    int(m.get("blocks", "0")), int(m.get("block_pages", "1")), blocks))
-    classes[class_id] = described
-    methods.extend(own)
+        # Block records unpack as (index, start, end, lines, metrics, sites, handlers, instructions).
+        methods.append((m.id, class_id, m.name, m.desc, flags, len(m.block_list), m.pages, m.block_list))
 
 
 def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
+    # Class ids are dense (the recorder counts them from 1): an id far beyond the number of
+    # classes would only make every per-class table huge, so such classes are left out.
+    limit = 4 * len(classes) + 65536
+    far = [cid for cid in classes if cid > limit]
+    if far:
+        problems.append(f"static.xml: {len(far)} classes left out, malformed: ids far beyond the {len(classes)} "
+                        f"classes (the first: {min(far)})")
+        for cid in far:
+            del classes[cid]
+        methods[:] = [m for m in methods if m[1] <= limit]
     n_classes = (max(classes) + 1) if classes else 1
     c_name = [""] * n_classes
     c_loader = [""] * n_classes
@@ -328,7 +302,7 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
             b_lines.append(lines)
             b_metrics.append(metrics)
             b_site_begin.append(len(s_block))
-            for call, typ, offset in sites:
+            for call, typ, offset, *_ in sites:
                 s_block.append(g)
                 s_offset.append(offset)
                 s_call.append(call)
@@ -356,7 +330,7 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
         m_name=m_name, m_desc=m_desc, page_base=page_base,
         b_method=np.array(b_method, np.int32), b_index=np.array(b_index, np.int32),
         b_start=np.array(b_start, np.int32), b_end=np.array(b_end, np.int32),
-        b_metrics=_metrics_table(b_metrics, problems),
+        b_metrics=metrics_table(b_metrics, problems),
         b_site_begin=np.array(b_site_begin, np.int64), b_handler_begin=np.array(b_handler_begin, np.int64),
         b_is_handler=b_is_handler[:n_b], b_lines=b_lines,
         s_block=np.array(s_block, np.int64), s_offset=np.array(s_offset, np.int32),
@@ -369,30 +343,6 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
     )
     _resolve_sites(statics, keys)
     return statics
-
-
-def _metrics_table(texts: list[str], problems: list[str]) -> np.ndarray:
-    """The blocks' ``metrics`` attributes (space-separated integers) as an (n, 19) array: parsed
-    in one pass when every block has all 19 integers (what the recorder writes), else block by
-    block, missing values 0, extra ones ignored, and a block with a value that is not an integer
-    all 0 (said once in ``problems``)."""
-    if all(t.count(" ") == _METRICS - 1 for t in texts):
-        try:
-            return np.array(" ".join(texts).split(), np.int32).reshape(len(texts), _METRICS)
-        except ValueError:
-            pass  # a value that is not an integer: block by block below
-    rows, bad = [], []
-    for gb, t in enumerate(texts):
-        vals = t.split()[:_METRICS]
-        try:
-            rows.append([int(v) for v in vals] + [0] * (_METRICS - len(vals)))
-        except ValueError:
-            rows.append([0] * _METRICS)
-            bad.append(gb)
-    if bad:
-        problems.append(f"static.xml: {len(bad)} blocks have metrics that are not integers (the first: "
-                        f"{texts[bad[0]][:60]!r}); their metrics count as 0")
-    return np.array(rows, np.int32).reshape(len(texts), _METRICS)
 
 
 def _resolve_sites(st: Statics, keys: dict[str, int]) -> None:

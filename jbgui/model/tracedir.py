@@ -10,35 +10,21 @@ strict); the valid part stays usable.
 
 from __future__ import annotations
 
-import json
-import os
-import struct
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from lxml import etree
 
 from jbgui.model import layout
 from jbgui.model.errors import TraceError
+from jbgui.model.format.chunks import ChunkHeader, Status, StreamReader, decode_payload  # noqa: F401 (re-exported)
+from jbgui.model.format.clock import read_clock
+from jbgui.model.format.files import is_directory, show
+from jbgui.model.format.static_xml import StaticReader
+from jbgui.model.format.thread_table import MAX_INDEX, read_thread_table
+from jbgui.model.format.trace_json import read_trace_json
 
-_STREAM_HEADER = struct.Struct("<4sHHIIqQ")
-_CHUNK_HEADER = struct.Struct("<4sBBHIIQII")
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One chunk header, with where its payload lies in the file."""
-
-    offset: int
-    codec: int
-    filter: int
-    flags: int
-    count: int
-    length: int
-    first: int
-    crc: int
+Chunk = ChunkHeader     # the name this module's callers know a chunk header by
 
 
 @dataclass
@@ -49,7 +35,7 @@ class StreamFile:
     kind: int
     thread: int
     events: np.ndarray
-    chunks: list[Chunk]
+    chunks: list[ChunkHeader]
     problems: list[str] = field(default_factory=list)
 
 
@@ -60,48 +46,20 @@ def read_stream(path: Path, strict: bool = False) -> StreamFile:
     bad magic, CRC or size stops decoding there and is reported in ``problems`` (or raised with
     ``strict``).
     """
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise TraceError(f"{path}: cannot read: {error.strerror}") from error
-    if len(data) < layout.STREAM_HEADER_SIZE:
-        raise TraceError(f"{path}: {len(data)} bytes, shorter than the {layout.STREAM_HEADER_SIZE}-byte stream header")
-    magic, version, header_size, kind, thread, _nanos, _reserved = _STREAM_HEADER.unpack_from(data, 0)
-    if magic != layout.STREAM_MAGIC:
-        raise TraceError(f"{path}: offset 0: not an event stream (magic {magic!r}, expected {layout.STREAM_MAGIC!r})")
-    if version != layout.FORMAT_VERSION:
-        raise TraceError(f"{path}: format version {version}; this jbgui reads version {layout.FORMAT_VERSION}")
-    pos = header_size
-    chunks: list[Chunk] = []
-    parts: list[np.ndarray] = []
-    problems: list[str] = []
-    while pos < len(data):
-        if len(data) - pos < layout.CHUNK_HEADER_SIZE:
-            break  # a header cut off by the end of the file: the JVM was killed mid-write
-        magic, codec, filt, flags, count, length, first, crc, _r = _CHUNK_HEADER.unpack_from(data, pos)
-        if magic != layout.CHUNK_MAGIC:
-            problems.append(f"{path}: offset {pos}: bad chunk magic {magic!r}; {len(data) - pos} bytes ignored")
-            break
-        start = pos + layout.CHUNK_HEADER_SIZE
-        if start + length > len(data):
-            break  # payload cut off by the end of the file
-        payload = data[start:start + length]
-        if zlib.crc32(payload) != crc:
-            problems.append(f"{path}: offset {pos}: chunk CRC mismatch; {len(data) - pos} bytes ignored")
-            break
-        try:
-            words = decode_payload(payload, codec, filt, count)
-        except (zlib.error, ValueError) as error:
-            problems.append(f"{path}: offset {pos}: chunk does not decode ({error}); {len(data) - pos} bytes ignored")
-            break
-        chunks.append(Chunk(pos, codec, filt, flags, count, length, first, crc))
-        parts.append(words)
-        pos = start + length
+    with StreamReader(path) as reader:
+        chunks: list[ChunkHeader] = []
+        parts: list[np.ndarray] = []
+        problems: list[str] = []
+        for record in reader.chunks():
+            if record.ok:
+                chunks.append(record.header)
+                parts.append(record.words)
+            elif record.status is not Status.CUT_OFF:
+                problems.append(record.message)
+        header = reader.header
     if strict and problems:
         raise TraceError(problems[0])
-    events = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
-    return StreamFile(path, kind, thread, events, chunks, problems)
+    return StreamFile(Path(path), header.kind, header.thread, _join(parts), chunks, problems)
 
 
 def iter_stream(path: Path, batch_events: int = 1 << 22):
@@ -113,57 +71,27 @@ def iter_stream(path: Path, batch_events: int = 1 << 22):
     ``problem`` (a damaged chunk: decoding stops there, as in :func:`read_stream`); a file cut off
     mid-chunk ends silently, like a trace of a killed JVM.
     """
-    path = Path(path)
-    try:
-        handle = open(path, "rb")
-    except OSError as error:
-        raise TraceError(f"{path}: cannot read: {error.strerror}") from error
-    with handle:
-        size = os.fstat(handle.fileno()).st_size
-        head = handle.read(layout.STREAM_HEADER_SIZE)
-        if len(head) < layout.STREAM_HEADER_SIZE:
-            raise TraceError(f"{path}: {len(head)} bytes, shorter than the {layout.STREAM_HEADER_SIZE}-byte stream header")
-        magic, version, header_size, _kind, _thread, _nanos, _reserved = _STREAM_HEADER.unpack_from(head, 0)
-        if magic != layout.STREAM_MAGIC:
-            raise TraceError(f"{path}: offset 0: not an event stream (magic {magic!r}, expected {layout.STREAM_MAGIC!r})")
-        if version != layout.FORMAT_VERSION:
-            raise TraceError(f"{path}: format version {version}; this jbgui reads version {layout.FORMAT_VERSION}")
-        pos = header_size
-        handle.seek(pos)
+    with StreamReader(path) as reader:
         parts: list[np.ndarray] = []
         pending = 0
         flags_or = 0
         first = 0
         problem = None
-        while pos < size:
-            header = handle.read(layout.CHUNK_HEADER_SIZE)
-            if len(header) < layout.CHUNK_HEADER_SIZE:
+        for record in reader.chunks():
+            if not record.ok:
+                if record.status is not Status.CUT_OFF:
+                    problem = record.message
                 break
-            magic, codec, filt, flags, count, length, chunk_first, crc, _r = _CHUNK_HEADER.unpack_from(header, 0)
-            if magic != layout.CHUNK_MAGIC:
-                problem = f"{path}: offset {pos}: bad chunk magic {magic!r}; {size - pos} bytes ignored"
-                break
-            payload = handle.read(length)
-            if len(payload) < length:
-                break
-            if zlib.crc32(payload) != crc:
-                problem = f"{path}: offset {pos}: chunk CRC mismatch; {size - pos} bytes ignored"
-                break
-            try:
-                words = decode_payload(payload, codec, filt, count)
-            except (zlib.error, ValueError) as error:
-                problem = f"{path}: offset {pos}: chunk does not decode ({error}); {size - pos} bytes ignored"
-                break
-            if parts and flags & layout.CHUNK_FLAG_LOST_BEFORE:
+            h = record.header
+            if parts and h.flags & layout.CHUNK_FLAG_LOST_BEFORE:
                 # Events are missing before this chunk: a batch never spans the gap.
                 yield first, _join(parts), flags_or, None
                 parts, pending, flags_or = [], 0, 0
             if not parts:
-                first = chunk_first
-            parts.append(words)
-            pending += count
-            flags_or |= flags
-            pos += layout.CHUNK_HEADER_SIZE + length
+                first = h.first
+            parts.append(record.words)
+            pending += h.count
+            flags_or |= h.flags
             if pending >= batch_events:
                 yield first, _join(parts), flags_or, None
                 parts, pending, flags_or = [], 0, 0
@@ -173,50 +101,24 @@ def iter_stream(path: Path, batch_events: int = 1 << 22):
 
 def stream_event_count(path: Path) -> int:
     """How many events a ``.jbt`` file holds, from its chunk headers alone (payloads are skipped,
-    so this reads a few bytes per chunk). A damaged or cut-off end stops the count there."""
-    total = 0
+    so this reads a few bytes per chunk). A damaged or cut-off end stops the count there; an
+    unreadable file counts 0."""
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            head = handle.read(layout.STREAM_HEADER_SIZE)
-            if len(head) < layout.STREAM_HEADER_SIZE:
-                return 0
-            pos = _STREAM_HEADER.unpack_from(head, 0)[2]
-            while pos + layout.CHUNK_HEADER_SIZE <= size:
-                handle.seek(pos)
-                header = handle.read(layout.CHUNK_HEADER_SIZE)
-                magic, _c, _f, _fl, count, length, _first, _crc, _r = _CHUNK_HEADER.unpack_from(header, 0)
-                if magic != layout.CHUNK_MAGIC:
+        with StreamReader(path) as reader:
+            end = 0
+            for record in reader.chunks(decode=False):
+                if not record.ok:
                     break
-                total += count
-                pos += layout.CHUNK_HEADER_SIZE + length
-    except OSError:
-        return total
-    return total
+                end = record.header.first + record.header.count
+            return end
+    except TraceError:
+        return 0
 
 
 def _join(parts: list[np.ndarray]) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype=np.uint32)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def decode_payload(payload: bytes, codec: int, filt: int, count: int) -> np.ndarray:
-    """The event words of one chunk payload."""
-    if codec == layout.CODEC_ZLIB:
-        raw = zlib.decompress(payload)
-    elif codec == layout.CODEC_NONE:
-        raw = payload
-    else:
-        raise ValueError(f"unknown codec {codec}")
-    if len(raw) != 4 * count:
-        raise ValueError(f"{len(raw)} bytes for {count} events")
-    planes = np.frombuffer(raw, dtype=np.uint8)
-    if filt == layout.FILTER_BYTE_PLANES:
-        return planes.reshape(4, count).T.copy().view("<u4").ravel().astype(np.uint32, copy=False)
-    if filt == layout.FILTER_NONE:
-        return planes.view("<u4").astype(np.uint32)
-    raise ValueError(f"unknown filter {filt}")
 
 
 @dataclass(frozen=True)
@@ -247,14 +149,17 @@ class ClassInfo:
 
 
 class TraceDir:
-    """A trace directory, opened lazily: each part is read on first use."""
+    """A trace directory, opened lazily: each part is read on first use (by the readers of
+    :mod:`jbgui.model.format`, which validate it)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         if not self.path.is_dir():
-            raise TraceError(f"{self.path}: no such trace directory")
+            raise TraceError(f"{show(self.path)}: no such trace directory")
         self.problems: list[str] = []
         self._metadata: dict | None = None
+        self._threads: list[dict] | None = None
+        self._clock: np.ndarray | None = None
         self._classes: dict[int, ClassInfo] | None = None
         self._methods: dict[int, MethodInfo] | None = None
         self._blocks: dict[int, dict] | None = None
@@ -263,15 +168,11 @@ class TraceDir:
 
     @property
     def metadata(self) -> dict:
-        """trace.json."""
+        """trace.json, every field jbgui uses of its documented type (others removed)."""
         if self._metadata is None:
-            path = self.path / "trace.json"
-            try:
-                self._metadata = json.loads(path.read_text(encoding="utf-8"))
-            except FileNotFoundError as error:
-                raise TraceError(f"{path}: missing; this is not a jbgui trace directory") from error
-            except (OSError, ValueError) as error:
-                raise TraceError(f"{path}: unreadable: {error}") from error
+            read = read_trace_json(self.path / "trace.json")
+            self.problems.extend(str(p) for p in read.problems)
+            self._metadata = read.metadata
         return self._metadata
 
     @property
@@ -281,40 +182,38 @@ class TraceDir:
     @property
     def threads(self) -> list[dict]:
         """One dict per thread index: its start record updated by its end record."""
-        by_index: dict[int, dict] = {}
-        path = self.path / "threads.jsonl"
-        if not path.exists():
-            return []
-        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-            if not line.strip():
-                continue
+        if self._threads is None:
             try:
-                record = json.loads(line)
-            except ValueError:
-                self.problems.append(f"{path}: line {number}: not JSON (cut off?)")
-                continue
-            entry = by_index.setdefault(record["index"], {"index": record["index"]})
-            if record.get("kind") == "start":
-                entry.update({k: v for k, v in record.items() if k != "kind"})
-                entry["start_nanos"] = record.get("nanos")
-            else:
-                entry["end_name"] = record.get("name")
-                entry["events"] = record.get("events")
-                entry["end_nanos"] = record.get("nanos")
-                entry["alive_at_exit"] = record.get("alive_at_exit")
-        return [by_index[k] for k in sorted(by_index)]
+                table = read_thread_table(self.path / "threads.jsonl")
+            except TraceError as error:
+                self.problems.append(str(error))
+                self._threads = []
+                return self._threads
+            self.problems.extend(str(p) for p in table.problems)
+            self._threads = [entry.merged() for entry in table.threads.values()]
+        return self._threads
 
     def stream_path(self, thread_index: int) -> Path:
         return self.path / "events" / f"T{thread_index:06d}.jbt"
 
     def stream_indices(self) -> list[int]:
-        """Thread indices that have a stream file (mode 2)."""
+        """Thread indices that have a stream file (mode 2): files named ``T<6+ digits>.jbt`` with
+        an index a thread can have."""
+        events = self.path / "events"
+        if not is_directory(events, self.path):
+            return []
         out = []
-        for p in sorted((self.path / "events").glob("T*.jbt")):
-            try:
-                out.append(int(p.stem[1:]))
-            except ValueError:
-                continue
+        try:
+            names = sorted(p.name for p in events.glob("T*.jbt"))
+        except OSError as error:
+            raise TraceError(f"{show(events)}: cannot list: {error.strerror}") from error
+        for name in names:
+            digits = name[1:-4]
+            if digits.isascii() and digits.isdigit() and len(digits) <= 10 and 0 < int(digits) <= MAX_INDEX \
+                    and name == self.stream_path(int(digits)).name:
+                out.append(int(digits))
+            else:
+                self.problems.append(f"{show(events / name)}: not a stream name (events/T<thread index>.jbt); ignored")
         return out
 
     def stream(self, thread_index: int) -> StreamFile:
@@ -333,49 +232,47 @@ class TraceDir:
         return stream
 
     def clock(self) -> np.ndarray:
-        """Clock samples as a structured array (stream, position, nanos, flags)."""
-        path = self.path / "clock.bin"
-        dtype = np.dtype([("stream", "<i8"), ("position", "<i8"), ("nanos", "<i8"), ("flags", "<i8")])
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return np.zeros(0, dtype=dtype)
-        if data[:4] != layout.CLOCK_MAGIC:
-            raise TraceError(f"{path}: offset 0: not a clock file (magic {data[:4]!r})")
-        body = data[layout.CLOCK_HEADER_SIZE:]
-        whole = len(body) // layout.CLOCK_RECORD_SIZE * layout.CLOCK_RECORD_SIZE
-        return np.frombuffer(body[:whole], dtype=dtype)
+        """Clock samples as a structured array (stream, position, nanos, flags), implausible ones
+        left out (said in :attr:`problems`)."""
+        if self._clock is None:
+            start = None
+            try:
+                start = self.metadata.get("start", {}).get("nanos")
+            except TraceError:
+                pass
+            self._clock, problems = read_clock(self.path / "clock.bin", start)
+            self.problems.extend(problems)
+        return self._clock
 
     # ------------------------------------------------------------------ static information
 
     def _load_static(self) -> None:
-        path = self.path / "static.xml"
         classes: dict[int, ClassInfo] = {}
         methods: dict[int, MethodInfo] = {}
         blocks: dict[int, dict] = {}
-        if not path.exists():
-            raise TraceError(f"{path}: missing")
-        # resolve_entities/no_network: static.xml is data, never a reason to fetch or expand anything.
-        parser_args = dict(events=("end",), tag="class", recover=True, resolve_entities=False,
-                           no_network=True, huge_tree=True)
-        try:
-            for _event, element in etree.iterparse(str(path), **parser_args):
-                class_id = int(element.get("id"))
-                name = element.get("name")
-                classes[class_id] = ClassInfo(class_id, name, dict(element.attrib))
-                for m in element.iterfind("method"):
-                    if m.get("id") is None:
-                        continue
-                    mid = int(m.get("id"))
-                    info = MethodInfo(mid, class_id, name, m.get("name"), m.get("desc"),
-                                      int(m.get("block_pages", "1")), int(m.get("blocks", "0")), dict(m.attrib))
-                    methods[mid] = info
-                    for b in m.iterfind("basic_block"):
-                        blocks[int(b.get("id"))] = {"method": mid, "index": int(b.get("index")), **b.attrib}
-                element.clear()
-        except etree.XMLSyntaxError as error:
-            self.problems.append(f"{path}: {error} (the part before it is loaded)")
+        reader = StaticReader(self.path / "static.xml")
+        for record in reader.classes():
+            classes[record.id] = ClassInfo(record.id, record.name, record.attrs)
+            for m in record.methods:
+                if m.id is None:
+                    continue
+                methods[m.id] = MethodInfo(m.id, record.id, record.name, m.name, m.desc, m.pages, m.blocks, m.attrs)
+                for b in m.block_list:
+                    word = ((m.id + b.index // layout.BLOCKS_PER_PAGE) << layout.BLOCK_BITS) \
+                        | (b.index % layout.BLOCKS_PER_PAGE)
+                    blocks[word] = {"method": m.id, "index": b.index, "id": str(word), "start": str(b.start),
+                                    "end": str(b.end), "lines": b.lines, "metrics": b.metrics}
+        problems = reader.problems
+        if reader.cut_off and self._running():
+            problems = problems[:-1]     # a killed JVM's static.xml ends inside a class: the format says so
+        self.problems.extend(problems)
         self._classes, self._methods, self._blocks = classes, methods, blocks
+
+    def _running(self) -> bool:
+        try:
+            return self.metadata.get("status") == "running"
+        except TraceError:
+            return False
 
     @property
     def classes(self) -> dict[int, ClassInfo]:
@@ -420,7 +317,7 @@ def block_indices(words: np.ndarray) -> np.ndarray:
 
 def subtypes(words: np.ndarray) -> np.ndarray:
     """The subtype of extended (type 0) words; meaningless for the others."""
-    return ((words >> layout.SUBTYPE_SHIFT) & 0x7).astype(np.uint8)
+    return ((words >> layout.SUBTYPE_SHIFT) & layout.SUBTYPE_MASK).astype(np.uint8)
 
 
 def values(words: np.ndarray) -> np.ndarray:

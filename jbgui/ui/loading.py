@@ -41,4 +41,5 @@ def load_trace(progress: Callable[[int, int], None], cancelled: Callable[[], boo
         raise
     timeline = TimelineModel(analysis)
     summary = run_summary(analysis)
-    return LoadedTrace(path, analysis, timeline, summary, time.perf_counter() - started, list(analysis.problems))
+    problems = list(dict.fromkeys([*analysis.problems, *analysis.trace.problems]))   # the replay's, the readers'
+    return LoadedTrace(path, analysis, timeline, summary, time.perf_counter() - started, problems)

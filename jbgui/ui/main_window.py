@@ -7,6 +7,8 @@ talk to each other. Loading runs as a :class:`Task`; until it ends the old trace
 
 from __future__ import annotations
 
+import html
+
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
@@ -28,7 +30,7 @@ from jbgui.ui.method_view import MethodView
 from jbgui.ui.range_view import RangeView
 from jbgui.ui.selection import Selection
 from jbgui.ui.summary_view import SummaryView
-from jbgui.ui.tasks import Task
+from jbgui.ui.tasks import Task, _message
 from jbgui.ui.timeline_view import TimelineView
 
 STATE_VERSION = 1
@@ -286,12 +288,17 @@ class MainWindow(QMainWindow):
     def _loaded(self, task: Task, loaded: LoadedTrace) -> None:
         if task is not self.task:
             return
-        self.set_trace(loaded)
+        try:
+            self.set_trace(loaded)
+        except Exception as error:  # noqa: BLE001 - a view that cannot show this trace: the banner says so
+            self.set_trace(None)
+            self._load_failed(task, f"a view cannot show this trace: {_message(error)}")
+            return
         S.remember_trace(loaded.path)
         note = " (cached replay)" if loaded.analysis.from_cache else ""
         self.statusBar().showMessage(f"Opened {loaded.path} in {loaded.seconds:.2f} s{note}", 10000)
         if loaded.problems:
-            shown = "<br>".join(p for p in loaded.problems[:5])
+            shown = "<br>".join(html.escape(p) for p in loaded.problems[:5])
             more = f"<br>… and {len(loaded.problems) - 5} more" if len(loaded.problems) > 5 else ""
             self.banner.show_message(f"<b>This trace has problems</b> (what is valid is shown):<br>{shown}{more}",
                                      error=False)
@@ -300,7 +307,8 @@ class MainWindow(QMainWindow):
     def _load_failed(self, task: Task, message: str) -> None:
         if task is not self.task:
             return
-        self.banner.show_message(f"<b>Cannot open {self.loading_path}</b><br>{message}")
+        self.banner.show_message(f"<b>Cannot open {html.escape(str(self.loading_path))}</b><br>"
+                                 f"{html.escape(message)}")
         self.statusBar().showMessage("Opening failed", 10000)
         self.loadFailed.emit(message)
 

@@ -59,16 +59,24 @@ class Task(QObject):
             result = self._fn(self._report, self.cancelled, *self._args)
         except Exception as error:  # noqa: BLE001 - every failure reaches the user as a message
             if not self.cancelled():
-                self.failed.emit(_message(error))
+                self._emit(self.failed, _message(error))
         else:
             if not self.cancelled():
-                self.succeeded.emit(result)
+                self._emit(self.succeeded, result)
         finally:
-            self.done.emit()
+            self._emit(self.done)
             _RUNNING.discard(self)
 
     def _report(self, done: int, total: int) -> None:
-        self.progress.emit(done, total)
+        self._emit(self.progress, done, total)
+
+    def _emit(self, signal, *args) -> None:
+        """Emit unless the window that owned this task was closed meanwhile (its C++ object is
+        gone: there is no one left to tell)."""
+        try:
+            signal.emit(*args)
+        except RuntimeError:
+            self._cancel.set()
 
 
 def _message(error: BaseException) -> str:

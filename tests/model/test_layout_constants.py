@@ -36,3 +36,33 @@ def test_event_word_helpers_match_the_figure():
     assert layout.method_start(1) == 0x40000800
     assert layout.method_end(layout.MAX_METHOD_ID) >> 30 == 2
     assert layout.extended(layout.EXT_RECEIVER, 7) == (1 << 27) | 7
+
+
+# Literal field positions of the event word (``w >> 30``, ``(w >> 11) & 0x7FFFF``, ``w & 0x7FF``):
+# the kernels and every other reader must take them from layout, where this file checks them.
+_LITERAL_FIELDS = re.compile(r">>\s*(30|27|11)\b|&\s*(0x7[fF]{2}|0x7[fF]{4}|0x7[fF]{6}|0x3[fF]{7}|2047|524287)\b")
+
+
+def test_no_reader_spells_the_word_layout_in_literals():
+    package = Path(layout.__file__).resolve().parents[1]
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "layout.py" or "agent" in path.parts:
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if _LITERAL_FIELDS.search(line.split("#", 1)[0]):
+                offenders.append(f"{path.relative_to(package.parent)}:{number}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_replay_kernel_takes_its_fields_from_layout():
+    from jbgui.model import replay_kernel as K
+
+    assert (K._TYPE_SHIFT, K._METHOD_SHIFT, K._METHOD_MASK, K._BLOCK_MASK) == \
+        (layout.TYPE_SHIFT, layout.METHOD_SHIFT, layout.MAX_METHOD_ID, layout.BLOCKS_PER_PAGE - 1)
+    assert (K._SUBTYPE_SHIFT, K._SUBTYPE_MASK, K._VALUE_MASK) == (layout.SUBTYPE_SHIFT, 7, layout.VALUE_MASK)
+    assert (K._T_EXT, K._T_START, K._T_END, K._T_BLOCK) == (0, 1, 2, 3)
+    # The word builders and the kernel's decoding agree on every field.
+    w = layout.block(layout.MAX_METHOD_ID, layout.BLOCKS_PER_PAGE - 1)
+    assert (w >> K._TYPE_SHIFT, (w >> K._METHOD_SHIFT) & K._METHOD_MASK, w & K._BLOCK_MASK) == \
+        (layout.TYPE_BLOCK, layout.MAX_METHOD_ID, layout.BLOCKS_PER_PAGE - 1)
