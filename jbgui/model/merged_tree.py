@@ -484,20 +484,28 @@ class Tree:
                 "calls": self.calls, "incl": self.incl, "own": narrow(self.own_counts), "flags": narrow(self.flags)}
 
 
-def thread_tree(thread) -> Tree:
-    """The merged tree of one :class:`~jbgui.model.analysis.ThreadReplay` (its exact CCT)."""
-    return Tree.from_cct(CCT.for_thread(thread))
+def thread_tree(thread, progress=None, cancelled=None) -> Tree:
+    """The merged tree of one :class:`~jbgui.model.analysis.ThreadReplay` (its exact CCT).
+    ``progress(done, total)`` hears of the calls read while it is built the first time;
+    ``cancelled()`` stops that (see :func:`jbgui.model.cct.compute`)."""
+    return Tree.from_cct(CCT.for_thread(thread, progress, cancelled))
 
 
-def run_tree(analysis, threads=None) -> Tree:
+def run_tree(analysis, threads=None, progress=None, cancelled=None) -> Tree:
     """The merged tree of the whole run (every thread's paths merged), or of ``threads``
     (indices). The whole run's tree is cached beside the replay."""
     chosen = analysis.threads if threads is None else [analysis.thread(i) for i in threads]
     if len(chosen) == 1:
-        return thread_tree(chosen[0])
+        return thread_tree(chosen[0], progress, cancelled)
 
     def build() -> dict[str, np.ndarray]:
-        tree = Tree.concat([thread_tree(t) for t in chosen]).remerge()
+        total = sum(len(t.calls) for t in chosen)
+        trees, before = [], 0
+        for t in chosen:
+            step = None if progress is None else (lambda d, _n, b=before: progress(b + d, total))
+            trees.append(thread_tree(t, step, cancelled))
+            before += len(t.calls)
+        tree = Tree.concat(trees).remerge()
         # stored with the tree: the first transform then needs no depth-first walk
         return {**tree.to_arrays(), "same": tree.same_key_ancestor.astype(np.int32)}
     directory = analysis.cache_dir if threads is None else None

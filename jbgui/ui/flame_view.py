@@ -46,10 +46,15 @@ class FlameCanvas(QWidget):
         self.setMouseTracking(True)
         self.setMinimumHeight(200)
 
-    def set_layout(self, lay: flame.FlameLayout | None, hues: np.ndarray | None) -> None:
+    def set_layout(self, lay: flame.FlameLayout | None, hues: np.ndarray | None,
+                   rects: dict[str, np.ndarray] | None = None, width: int = 0) -> None:
+        """Show ``lay``; ``rects`` are what the worker prepared for the whole graph at ``width``
+        pixels (used when the canvas still has that width)."""
         self.layout_ = lay
         self.hues = hues
         self.zoom = -1
+        if rects is not None:
+            self._rects_key, self._rects = (id(lay), -1, width), rects
         self.update()
 
     def span(self) -> float:
@@ -144,6 +149,18 @@ class FlameCanvas(QWidget):
                 f"\nself {format_weight(w, int(tree.own(w)[node]))} · {format_count(int(tree.calls[node]))} calls")
 
 
+def _lay_out(_progress, _cancelled, tree, weight: str, width: int, subtree=None):
+    """Worker: the layout of ``tree`` (or of a call's subtree: ``subtree`` = (thread, row)) and
+    the rectangles of its first screen, ``width`` pixels wide."""
+    if subtree is not None:
+        tree = flame.call_subtree_tree(*subtree)
+    if tree is None:
+        return None, None
+    lay = flame.layout(tree, weight)
+    rects = lay.rects(min_width=lay.total / max(width, 1)) if lay.total > 0 else None
+    return lay, rects
+
+
 class FlameView(LazyReload, QWidget):
     """The flame graph with its breadcrumb, source (current tree or selected call) and flip."""
 
@@ -169,13 +186,14 @@ class FlameView(LazyReload, QWidget):
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.addLayout(top)
+        self.init_async(state)
+        column.addWidget(self.busy)
         column.addWidget(self.canvas, 1)
         column.addWidget(self.status)
         self.trail: list[int] = []
         self._hues, self._hues_of = None, None
         self.canvas.frameClicked.connect(self.zoom_to)
         self.canvas.frameHovered.connect(self._hovered)
-        state.changed.connect(self.state_changed)
         state.searchChanged.connect(self.canvas.update)
         selection.callSelected.connect(self._call_selected)
 
@@ -185,18 +203,27 @@ class FlameView(LazyReload, QWidget):
 
     def reload(self) -> None:
         a = self.state.analysis
-        tree = None
+        tree, subtree = None, None
         if a is not None:
             if self.source.currentIndex() == 1:
                 ref: CallRef | None = self.selection.call
                 if ref is not None:
-                    tree = flame.call_subtree_tree(a.thread(ref.thread), ref.row)
+                    subtree = (a.thread(ref.thread), ref.row)
             else:
                 tree = self.state.tree()
-        lay = flame.layout(tree, self.state.weight) if tree is not None else None
+        if tree is None and subtree is None:
+            if a is None or self.source.currentIndex() == 1 or not self.state.busy:
+                self.worker.cancel()
+                self.apply((None, None))
+            return
+        self.compute(_lay_out, tree, self.state.weight, self.canvas.width(), subtree, what="the flame graph")
+
+    def apply(self, result) -> None:
+        lay, rects = result
+        a = self.state.analysis
         if a is not None and self._hues_of is not a:
             self._hues, self._hues_of = colors.method_hues(a.statics), a
-        self.canvas.set_layout(lay, self._hues if a is not None else None)
+        self.canvas.set_layout(lay, self._hues if a is not None else None, rects, self.canvas.width())
         self.trail = []
         self._crumbs()
 
