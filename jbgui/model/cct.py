@@ -46,7 +46,7 @@ _PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS, _MEMO_KEY, _MEMO_NODE, _D
 _WIDTH = 12
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _node(sc, table_k, table_v, nodes, parent, key, depth):
     if parent >= 0 and nodes[parent, _MEMO_KEY] == key:
         return nodes[parent, _MEMO_NODE]
@@ -70,7 +70,7 @@ def _node(sc, table_k, table_v, nodes, parent, key, depth):
     return node
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _add_rows(sc, table_k, table_v, nodes, at_depth, lo, method, site, flags, depth, incl_bc, incl_blocks,
               incl_time, synthetic_mask, exc_rows, exc_thrown, exc_caught):
     """Add a chunk of rows (preorder, the first being row ``lo``) to the tree. ``at_depth[d]`` is

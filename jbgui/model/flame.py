@@ -22,7 +22,7 @@ from jbgui.model import replay_kernel as K
 MERGED_KEY = -3
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _place(parent, width, x):
     """Children side by side inside their parent, in node order (the order they first ran):
     one pass, since a parent's index is smaller than its children's."""

@@ -36,7 +36,7 @@ _FOREST_FILE = "merged_cct.npz"
 _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same")
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size, roots_pure, same):
     """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
     nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
@@ -147,7 +147,7 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
     return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self, o_same
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _subtract_children(parent, incl):
     """Own weights: inclusive less the children's inclusive."""
     own = incl.copy()
@@ -159,7 +159,7 @@ def _subtract_children(parent, incl):
     return own
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _csr(parent):
     """Children lists in node order (a counting sort by parent)."""
     n = len(parent)
@@ -179,7 +179,7 @@ def _csr(parent):
     return start, out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _csr_by_group(group, n_groups):
     """Nodes listed by group, in node order within a group (a counting sort)."""
     start = np.zeros(n_groups + 1, np.int64)
@@ -196,7 +196,7 @@ def _csr_by_group(group, n_groups):
     return start, out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _subtree_sums(parent, values):
     """Inclusive sums of a per-node value (children have larger indices than their parent)."""
     out = values.copy()
@@ -207,7 +207,7 @@ def _subtree_sums(parent, values):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _same_group_ancestor(child_start, child_list, roots, group):
     """Per node: the nearest ancestor in the same group, -1 when none — a depth-first walk
     keeping, per group, the deepest node of the current path in it."""
@@ -241,7 +241,7 @@ def _same_group_ancestor(child_start, child_list, roots, group):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _outermost(child_start, child_list, roots, group):
     """True for nodes with no ancestor in the same group (method, class...): a depth-first walk
     that counts, per group, how many of the current path's nodes belong to it."""

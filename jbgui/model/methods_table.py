@@ -73,7 +73,7 @@ class MethodsTable:
         return float(self.columns[column][i]) / total if total else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _group_sums(group, outer, calls, own, incl, counts, n):
     """Per group: calls, own bytecodes/blocks/time, total (outermost nodes') bytecodes/blocks/time,
     thrown, caught — one pass over the nodes, exact in int64."""

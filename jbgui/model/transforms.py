@@ -60,7 +60,7 @@ def _short(name: str) -> str:
     return ".".join(parts[-2:])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _under_key(parent, key, target):
     """Per node: some strict ancestor has key ``target``."""
     n = len(parent)
@@ -72,7 +72,7 @@ def _under_key(parent, key, target):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _mine_or_entered(parent, key, mine_keys):
     """Visible under only-my-code: my frames, roots, and frames my code called."""
     n = len(parent)
@@ -83,7 +83,7 @@ def _mine_or_entered(parent, key, mine_keys):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _in_subtree(parent, node):
     n = len(parent)
     out = np.zeros(n, np.bool_)
