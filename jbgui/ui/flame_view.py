@@ -123,7 +123,10 @@ class FlameCanvas(QWidget):
             return -1
         row = (self.height() - pos.y()) // ROW_HEIGHT if self.flipped else pos.y() // ROW_HEIGHT
         x = pos.x() / self.width() * self.span()
-        return self.layout_.at(x, int(row), self.zoom)
+        # among the drawn rectangles (a few thousand), not the whole tree: hovering stays cheap
+        r = self.rects()
+        hit = np.flatnonzero((r["depth"] == int(row)) & (r["x"] <= x) & (r["x"] + r["width"] > x) & (r["node"] >= 0))
+        return int(r["node"][hit[0]]) if len(hit) else -1
 
     def mouseMoveEvent(self, event) -> None:
         node = self.node_at(event.position())
