@@ -14,6 +14,7 @@ given as --include com.sun.tools.javac (the default). Prints each step's median 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -57,6 +58,7 @@ def main() -> None:
     if not args.skip_first:
         for t in a.threads:
             (Path(t.calls.directory) / "cct.npz").unlink(missing_ok=True)
+        shutil.rmtree(Path(a.cache_dir) / "merged_cct", ignore_errors=True)
         (Path(a.cache_dir) / "merged_cct.npz").unlink(missing_ok=True)
         (Path(a.cache_dir) / "methods_table.npz").unlink(missing_ok=True)
         view = TR.AggregateView(a, Scope.of_trace(a, ScopeRules(include)))

@@ -19,8 +19,11 @@ Totals per method count recursion once: a method's total is the sum of inclusive
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -32,8 +35,8 @@ from jbgui.model import replay_kernel as K
 WEIGHTS = ("bytecodes", "calls", "blocks", "time")
 _INCL = {"bytecodes": 0, "blocks": 1, "time": 2}
 _EMPTY = K.EMPTY
-_FOREST_FILE = "merged_cct.npz"
-_FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same")
+_FOREST_DIR = "merged_cct"
+_FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same", "child_start", "child_list")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -506,13 +509,44 @@ def run_tree(analysis, threads=None, progress=None, cancelled=None) -> Tree:
             trees.append(thread_tree(t, step, cancelled))
             before += len(t.calls)
         tree = Tree.concat(trees).remerge()
-        # stored with the tree: the first transform then needs no depth-first walk
-        return {**tree.to_arrays(), "same": tree.same_key_ancestor.astype(np.int32)}
+        start, lst = tree._children
+        # stored with the tree: the first transform then needs no depth-first walk, and the
+        # first screen no sort of the nodes by parent
+        return {**tree.to_arrays(), "same": tree.same_key_ancestor.astype(np.int32),
+                "child_start": start, "child_list": lst}
     directory = analysis.cache_dir if threads is None else None
-    a = derived.load_or_compute(directory, _FOREST_FILE, _FOREST_KEYS, build)
+    a = load_or_store_arrays(directory, _FOREST_DIR, _FOREST_KEYS, build)
     tree = Tree(a["parent"], a["key"], a["depth"], a["calls"], a["incl"], a["own"], a["flags"])
     tree.__dict__["same_key_ancestor"] = a["same"]
+    tree.__dict__["_children"] = (a["child_start"], a["child_list"])
     return tree
+
+
+def load_or_store_arrays(directory, name: str, keys: tuple[str, ...], compute) -> dict[str, np.ndarray]:
+    """Arrays kept as one ``.npy`` file each in ``directory/name/``, memory-mapped when read
+    (a tree of millions of nodes opens at once; pages are read as the passes touch them),
+    computed and stored first when missing. Written to a temporary directory renamed into
+    place, so a reader never sees half a cache; a read-only or damaged cache only costs the
+    computation."""
+    folder = Path(directory) / name if directory is not None else None
+    if folder is not None and folder.is_dir():
+        try:
+            return {k: np.load(folder / f"{k}.npy", mmap_mode="r") for k in keys}
+        except (OSError, ValueError):
+            pass
+    arrays = compute()
+    if folder is not None:
+        tmp = folder.with_name(f"{name}.tmp{os.getpid()}")
+        try:
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            for k in keys:
+                np.save(tmp / f"{k}.npy", np.ascontiguousarray(arrays[k]))
+            shutil.rmtree(folder, ignore_errors=True)
+            tmp.rename(folder)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return arrays
 
 
 def run_methods_table_arrays(analysis, compute) -> dict[str, np.ndarray]:

@@ -5,6 +5,7 @@ show the model's values."""
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -29,8 +30,8 @@ def forget_trees(a: Analysis) -> None:
     """Drop the cached trees: the next request builds them from the call columns."""
     for t in a.threads:
         (Path(t.calls.directory) / "cct.npz").unlink(missing_ok=True)
-    for name in ("merged_cct.npz", "methods_table.npz"):
-        (Path(a.cache_dir) / name).unlink(missing_ok=True)
+    shutil.rmtree(Path(a.cache_dir) / "merged_cct", ignore_errors=True)
+    (Path(a.cache_dir) / "methods_table.npz").unlink(missing_ok=True)
 
 
 def test_gui_thread_keeps_ticking_while_the_tree_builds(qtbot, analysis):
