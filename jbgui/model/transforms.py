@@ -197,7 +197,8 @@ class AggregateView:
     def set_scope(self, scope: Scope) -> None:
         """Other include/exclude prefixes: trees that used the old scope are forgotten."""
         self.scope = scope
-        self._cache = OrderedDict((k, v) for k, v in self._cache.items()
+        # a snapshot first: a worker may be adding a tree meanwhile
+        self._cache = OrderedDict((k, v) for k, v in list(self._cache.items())
                                   if not any(t.kind == "only-my-code" for t in k[1]))
 
     def tree(self, transforms: tuple[Transform, ...] = (), thread: int | None = None,

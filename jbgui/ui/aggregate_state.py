@@ -316,6 +316,7 @@ class LazyReload:
         return not self.worker.busy
 
     def state_changed(self) -> None:
+        self.busy.stop()    # the tree is here; what the view computes from it says so itself
         if self.isVisible():
             self._dirty = False
             self.reload()
