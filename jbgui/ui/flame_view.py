@@ -43,6 +43,7 @@ class FlameCanvas(QWidget):
         self.drawn: dict[str, np.ndarray] | None = None
         self._rects_key: tuple | None = None
         self._rects: dict[str, np.ndarray] = {}
+        self.computing = False     # no layout yet because a worker is computing it
         self.setMouseTracking(True)
         self.setMinimumHeight(200)
 
@@ -83,7 +84,8 @@ class FlameCanvas(QWidget):
         r = self.drawn = self.rects()
         span = self.span()
         if not len(r["x"]) or span <= 0:
-            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Nothing to draw (no calls in this tree)")
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
+                       "Computing…" if self.computing else "Nothing to draw (no calls in this tree)")
             return
         scale = self.width() / span
         xs = r["x"] * scale
@@ -221,7 +223,13 @@ class FlameView(LazyReload, QWidget):
             return
         self.compute(_lay_out, tree, self.state.weight, self.canvas.width(), subtree, what="the flame graph")
 
+    def _state_computing(self) -> None:
+        super()._state_computing()
+        self.canvas.computing = True
+        self.canvas.update()
+
     def apply(self, result) -> None:
+        self.canvas.computing = False
         lay, rects = result
         a = self.state.analysis
         if a is not None and self._hues_of is not a:
