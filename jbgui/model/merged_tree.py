@@ -40,21 +40,10 @@ _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same
 
 
 @numba.njit(cache=True, nogil=True)
-def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size, roots_pure, same):
-    """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
-    nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
-    nodes go to the node that stands for them.
-
-    Only paths that can collide are looked up in a hash table: under a new node that stands for
-    exactly one old node which receives no hidden node's children, the new children are that old
-    node's children, whose keys differ, so they are created directly. Transforms hide few nodes
-    of a big tree, so most nodes take the direct way. ``roots_pure``: the new roots are the old
-    roots alone, whose keys differ (so they too are created directly). ``same``: each node's
-    nearest ancestor with the same key (-1: none); the result's is computed from it, skipping
-    the ancestors that were hidden or dropped."""
+def _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old):
+    """First passes of :func:`_remerge`: each node's nearest visible ancestor (``anc``), which
+    nodes receive a hidden node's children, and how many nodes need the hash table."""
     n = len(parent)
-    anc = np.empty(n, np.int64)
-    receives = np.zeros(n, np.bool_)
     for i in range(n):
         p = parent[i]
         a = -1
@@ -65,7 +54,6 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             receives[a] = True
     # which nodes will need the hash table (purity does not depend on what the table finds):
     # size the table for those alone
-    pure_old = np.zeros(n, np.bool_)
     hashed = 0
     for i in range(n):
         if not (kept[i] and visible[i]):
@@ -79,22 +67,15 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             pure_old[i] = not receives[i]
         else:
             hashed += 1
-    size = 16
-    while size < 2 * hashed + 2:
-        size *= 2
-    newid = np.empty(n, np.int64)
-    table_k = np.full(size, _EMPTY, np.int64)
-    table_v = np.zeros(size, np.int64)
-    o_parent = np.empty(n, np.int64)
-    o_key = np.empty(n, np.int64)
-    o_depth = np.empty(n, np.int64)
-    o_calls = np.zeros(n, np.int64)
-    o_incl = np.zeros((n, incl.shape[1]), np.int64)
-    o_own = np.zeros((n, own.shape[1]), np.int64)
-    o_flags = np.zeros(n, np.int64)
-    o_self = np.zeros((n, incl.shape[1]), np.int64)
-    o_same = np.full(n, -1, np.int64)
-    pure = np.zeros(n, np.bool_)
+    return hashed
+
+
+@numba.njit(cache=True, nogil=True)
+def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
+                  table_k, table_v, newid, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self,
+                  o_same, pure):
+    """The merging pass of :func:`_remerge`; returns the number of new nodes."""
+    n = len(parent)
     m = 0
     for i in range(n):
         a = anc[i]
@@ -147,38 +128,92 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             if t >= 0:
                 for c in range(own.shape[1]):
                     o_own[t, c] += own[i, c]
+    return m
+
+
+def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same):
+    """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
+    nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
+    nodes go to the node that stands for them.
+
+    Only paths that can collide are looked up in a hash table: under a new node that stands for
+    exactly one old node which receives no hidden node's children, the new children are that old
+    node's children, whose keys differ, so they are created directly. Transforms hide few nodes
+    of a big tree, so most nodes take the direct way. ``roots_pure``: the new roots are the old
+    roots alone, whose keys differ (so they too are created directly). ``same``: each node's
+    nearest ancestor with the same key (-1: none); the result's is computed from it, skipping
+    the ancestors that were hidden or dropped.
+
+    The arrays are allocated here, by numpy, not in the kernels: numpy asks for transparent huge
+    pages, and first touching hundreds of megabytes of small pages (page faults, reclaiming
+    page cache) cost more than the merge itself on a busy machine."""
+    n = len(parent)
+    anc = np.empty(n, np.int64)
+    receives = np.zeros(n, np.bool_)
+    pure_old = np.zeros(n, np.bool_)
+    hashed = _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old)
+    del pure_old
+    size = 16
+    while size < 2 * hashed + 2:
+        size *= 2
+    table_k = np.full(size, _EMPTY, np.int64)
+    table_v = np.zeros(size, np.int64)
+    newid = np.empty(n, np.int64)
+    o_parent = np.empty(n, np.int64)
+    o_key = np.empty(n, np.int64)
+    o_depth = np.empty(n, np.int64)
+    o_calls = np.zeros(n, np.int64)
+    o_incl = np.zeros((n, incl.shape[1]), np.int64)
+    o_own = np.zeros((n, own.shape[1]), np.int64)
+    o_flags = np.zeros(n, np.int64)
+    o_self = np.zeros((n, incl.shape[1]), np.int64)
+    o_same = np.full(n, -1, np.int64)
+    pure = np.zeros(n, np.bool_)
+    m = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
+                      table_k, table_v, newid, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self,
+                      o_same, pure)
     return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self, o_same
 
 
 @numba.njit(cache=True, nogil=True)
-def _subtract_children(parent, incl):
-    """Own weights: inclusive less the children's inclusive."""
-    own = incl.copy()
+def _subtract_children_in(parent, incl, own):
     for i in range(len(parent)):
         p = parent[i]
         if p >= 0:
             for c in range(incl.shape[1]):
                 own[p, c] -= incl[i, c]
+
+
+def _subtract_children(parent, incl):
+    """Own weights: inclusive less the children's inclusive (arrays allocated by numpy, see
+    :func:`_remerge`)."""
+    own = np.array(incl, np.int64)
+    _subtract_children_in(parent, incl, own)
     return own
 
 
 @numba.njit(cache=True, nogil=True)
-def _csr(parent):
-    """Children lists in node order (a counting sort by parent)."""
+def _csr_in(parent, start, out):
     n = len(parent)
-    start = np.zeros(n + 1, np.int64)
     for i in range(n):
         if parent[i] >= 0:
             start[parent[i] + 1] += 1
     for i in range(n):
         start[i + 1] += start[i]
     fill = start[:-1].copy()
-    out = np.empty(start[n], np.int64)
     for i in range(n):
         p = parent[i]
         if p >= 0:
             out[fill[p]] = i
             fill[p] += 1
+
+
+def _csr(parent):
+    """Children lists in node order (a counting sort by parent)."""
+    n = len(parent)
+    start = np.zeros(n + 1, np.int64)
+    out = np.empty(n - int(np.count_nonzero(np.asarray(parent) < 0)), np.int64)
+    _csr_in(parent, start, out)
     return start, out
 
 
@@ -200,13 +235,17 @@ def _csr_by_group(group, n_groups):
 
 
 @numba.njit(cache=True, nogil=True)
-def _subtree_sums(parent, values):
-    """Inclusive sums of a per-node value (children have larger indices than their parent)."""
-    out = values.copy()
+def _subtree_sums_in(parent, out):
     for i in range(len(parent) - 1, -1, -1):
         p = parent[i]
         if p >= 0:
             out[p] += out[i]
+
+
+def _subtree_sums(parent, values):
+    """Inclusive sums of a per-node value (children have larger indices than their parent)."""
+    out = np.array(values, np.int64)
+    _subtree_sums_in(parent, out)
     return out
 
 
@@ -462,12 +501,11 @@ class Tree:
         visible = np.ones(n, np.bool_) if visible is None else np.asarray(visible, np.bool_)
         root = np.zeros(n, np.bool_) if root is None else np.asarray(root, np.bool_)
         kept = np.ones(n, np.bool_) if kept is None else np.asarray(kept, np.bool_)
-        size = 1 << max(4, int(2 * max(n, 1)).bit_length())
         top = self.roots
         roots_pure = (not root.any() and bool(np.all(visible[top] | ~kept[top]))
                       and len(np.unique(self.key[top])) == len(top))
         m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
-                            self.flags, size, roots_pure, self.same_key_ancestor)
+                            self.flags, roots_pure, self.same_key_ancestor)
         # views, not copies: copying a tree of millions of nodes costs more than the memory saved
         out = Tree(*(c[:m] for c in cols[:-2]))
         out.__dict__["_own"] = cols[-2][:m]     # own weights and nearest same-key ancestors,

@@ -91,14 +91,12 @@ def _group_sums(group, outer, calls, own, incl, counts, n):
 
 
 @numba.njit(cache=True, nogil=True)
-def _outermost_rows(parent, same_key, row, shared):
+def _outermost_rows_in(parent, same_key, row, shared, out, near):
     """Per node: no ancestor in the same row, for rows that are one key each (``shared[row]``
     false: the node's nearest same-key ancestor, which the tree keeps, tells) and rows shared by
     several keys (native calls to one target from several sites: a node-order pass that keeps
     each node's nearest ancestor in a shared row, and walks that short chain)."""
     n = len(parent)
-    out = np.empty(n, np.bool_)
-    near = np.empty(n, np.int64)
     for i in range(n):
         p = parent[i]
         if p < 0:
@@ -119,6 +117,13 @@ def _outermost_rows(parent, same_key, row, shared):
             out[i] = o
         else:
             out[i] = same_key[i] < 0
+
+
+def _outermost_rows(parent, same_key, row, shared) -> np.ndarray:
+    """See :func:`_outermost_rows_in` (arrays allocated by numpy: huge pages)."""
+    out = np.empty(len(parent), np.bool_)
+    near = np.empty(len(parent), np.int64)
+    _outermost_rows_in(parent, same_key, row, shared, out, near)
     return out
 
 
