@@ -554,6 +554,9 @@ def run_tree(analysis, threads=None, progress=None, cancelled=None) -> Tree:
                 "child_start": start, "child_list": lst}
     directory = analysis.cache_dir if threads is None else None
     a = load_or_store_arrays(directory, _FOREST_DIR, _FOREST_KEYS, build)
+    if directory is not None:
+        # the single-file cache of earlier versions is read no more
+        (Path(directory) / "merged_cct.npz").unlink(missing_ok=True)
     tree = Tree(a["parent"], a["key"], a["depth"], a["calls"], a["incl"], a["own"], a["flags"])
     tree.__dict__["same_key_ancestor"] = a["same"]
     tree.__dict__["_children"] = (a["child_start"], a["child_list"])
