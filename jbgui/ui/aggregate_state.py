@@ -109,6 +109,7 @@ class AggregateState(QObject):
     """The shared scope, transforms and search of the aggregated views."""
 
     changed = Signal()          # the settings (thread, weight, scope or transforms) changed
+    stale = Signal()            # the tree of the new settings is not there yet: a visible view requests it
     computing = Signal()        # a tree for the new settings is being computed
     ready = Signal()            # :meth:`tree` is the tree of the current settings: views redraw
     progress = Signal(object, object)
@@ -191,6 +192,14 @@ class AggregateState(QObject):
             self.ready.emit()
             return
         self._tree = None
+        self.stale.emit()
+
+    def request(self) -> None:
+        """Compute the tree of the current settings on the worker, unless it is there or on its
+        way: called by visible views, so that a trace opened with the aggregated views hidden
+        costs nothing."""
+        if self._tree is not None or self.view is None or self._worker.busy:
+            return
         self._started = time.perf_counter()
         self.computing.emit()
         self._worker.run(_compute_tree, self.view, self.stack, self.thread)
@@ -285,10 +294,18 @@ class LazyReload:
         """Call from ``__init__``: ``self.busy`` label, ``self.worker`` and the state's signals."""
         self.busy = BusyLabel()
         self.worker = Latest(self, self._computed, self._failed, self.busy.progress, name=type(self).__name__)
+        self.state = state
         state.ready.connect(self.state_changed)
+        state.stale.connect(self._state_stale)
         state.computing.connect(self._state_computing)
         state.progress.connect(self.busy.progress)
         state.failed.connect(self.busy.stop)
+
+    def _state_stale(self) -> None:
+        if self.isVisible():
+            self.state.request()
+        else:
+            self._dirty = True
 
     def _state_computing(self) -> None:
         self.worker.cancel()
@@ -327,4 +344,7 @@ class LazyReload:
         super().showEvent(event)
         if self._dirty:
             self._dirty = False
-            self.reload()
+            if self.state.tree() is None and self.state.view is not None:
+                self.state.request()    # its arrival reloads the view
+            else:
+                self.reload()

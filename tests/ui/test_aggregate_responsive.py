@@ -98,3 +98,15 @@ def test_latest_request_wins(qtbot, analysis):
     assert len(tree) == len(expected) and tree.total() == expected.total()
     model = panel.methods.model
     assert sum(model.value(r, 1) for r in range(model.rowCount())) == int(expected.calls.sum())
+
+
+def test_hidden_views_compute_nothing_until_shown(qtbot, analysis):
+    """A trace opened with the aggregated views hidden builds no tree; showing them does."""
+    panel = AggregatePanel(Selection())
+    qtbot.addWidget(panel)
+    panel.set_analysis(Analysis.open(analysis.trace.path))
+    assert not panel.state.busy and panel.state.tree() is None
+    panel.show()
+    qtbot.waitExposed(panel)
+    qtbot.waitUntil(lambda: panel.idle() and panel.state.tree() is not None, timeout=120000)
+    assert panel.methods.model.rowCount() > 0
