@@ -9,11 +9,17 @@ TRACE defaults to /work/wt/views-traces/javac-java-util-stream (a hard-linked co
 java/util/stream: ~1 billion events, 225 M calls). Its replay must be cached already (open it once
 with ``jbtrace stats`` or the explorer). javac's own classes are JDK classes, so "my code" is
 given as --include com.sun.tools.javac (the default). Prints each step's median and the target.
+
+The whole run's cached tree is memory-mapped (``analysis/merged_cct/*.npy``): "merged tree" once
+cached is the opening of the maps, and its pages are read by the steps that touch them (the
+flame graph's pass over the parent column, the first transform). The GUI runs these steps on
+worker threads, the views in parallel; here they run one after the other.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -57,6 +63,7 @@ def main() -> None:
     if not args.skip_first:
         for t in a.threads:
             (Path(t.calls.directory) / "cct.npz").unlink(missing_ok=True)
+        shutil.rmtree(Path(a.cache_dir) / "merged_cct", ignore_errors=True)
         (Path(a.cache_dir) / "merged_cct.npz").unlink(missing_ok=True)
         (Path(a.cache_dir) / "methods_table.npz").unlink(missing_ok=True)
         view = TR.AggregateView(a, Scope.of_trace(a, ScopeRules(include)))

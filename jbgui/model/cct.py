@@ -26,6 +26,7 @@ import numpy as np
 
 from jbgui.model import derived
 from jbgui.model import replay_kernel as K
+from jbgui.model.replay import Cancelled
 
 # Keys: a method id, or SYNTHETIC_KEY + call site for a call into native or untraced code.
 SYNTHETIC_KEY = 1 << 20
@@ -45,7 +46,7 @@ _PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS, _MEMO_KEY, _MEMO_NODE, _D
 _WIDTH = 12
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _node(sc, table_k, table_v, nodes, parent, key, depth):
     if parent >= 0 and nodes[parent, _MEMO_KEY] == key:
         return nodes[parent, _MEMO_NODE]
@@ -69,7 +70,7 @@ def _node(sc, table_k, table_v, nodes, parent, key, depth):
     return node
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _add_rows(sc, table_k, table_v, nodes, at_depth, lo, method, site, flags, depth, incl_bc, incl_blocks,
               incl_time, synthetic_mask, exc_rows, exc_thrown, exc_caught):
     """Add a chunk of rows (preorder, the first being row ``lo``) to the tree. ``at_depth[d]`` is
@@ -113,10 +114,12 @@ def _exception_counts(exceptions, n: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return rows, thrown, caught
 
 
-def compute(calls, synthetic_mask: int, times=None, exceptions=None) -> dict[str, np.ndarray]:
+def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=None,
+            cancelled=None) -> dict[str, np.ndarray]:
     """The exact tree of one thread's call table. ``times(events)`` gives nanoseconds of event
     indices (the thread's clock; without it, time is counted in events); ``exceptions`` is the
-    thread's exception table."""
+    thread's exception table. Between chunks of calls, ``progress(rows done, rows)`` is told
+    and ``cancelled()`` asked (true: :class:`Cancelled` is raised)."""
     n = len(calls)
     sc = np.zeros(1, np.int64)
     nodes = np.zeros((1 << 12, _WIDTH), np.int64)
@@ -128,6 +131,10 @@ def compute(calls, synthetic_mask: int, times=None, exceptions=None) -> dict[str
                ("method", "call_site", "flags", "depth", "incl_bytecodes", "incl_blocks")]
     exc_rows, exc_thrown, exc_caught = _exception_counts(exceptions, n)
     for lo in range(0, n, CHUNK_ROWS):
+        if cancelled is not None and cancelled():
+            raise Cancelled()
+        if progress is not None:
+            progress(lo, n)
         hi = min(n, lo + CHUNK_ROWS)
         # at most one new node per row
         if int(sc[0]) + (hi - lo) + 1 > len(nodes):
@@ -164,13 +171,13 @@ def load_or_compute(calls, directory: Path | None, synthetic_mask: int) -> dict[
     return derived.load_or_compute(directory, _FILE, (*FIELDS, "capped"), build, _exact)
 
 
-def for_thread(thread) -> dict[str, np.ndarray]:
+def for_thread(thread, progress=None, cancelled=None) -> dict[str, np.ndarray]:
     """The full tree of a :class:`jbgui.model.analysis.ThreadReplay`, with time and exceptions
     (:data:`EXTRA_FIELDS`) besides :data:`FIELDS`; cached in the same file."""
     calls = thread.calls
 
     def build() -> dict[str, np.ndarray]:
-        fields = compute(calls, K.F_NATIVE | K.F_UNTRACED, thread.times, thread.exceptions)
+        fields = compute(calls, K.F_NATIVE | K.F_UNTRACED, thread.times, thread.exceptions, progress, cancelled)
         return {**fields, "capped": np.array([False])}
     if not len(calls):
         return {name: np.zeros(0, np.int64) for name in FIELDS + EXTRA_FIELDS} | {"capped": np.array([False])}

@@ -10,7 +10,7 @@ The layout is computed for a tree of the whole run, one thread or a call's subtr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numba
 import numpy as np
@@ -22,7 +22,7 @@ from jbgui.model import replay_kernel as K
 MERGED_KEY = -3
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _place(parent, width, x):
     """Children side by side inside their parent, in node order (the order they first ran):
     one pass, since a parent's index is smaller than its children's."""
@@ -39,16 +39,84 @@ def _place(parent, width, x):
             roots_used += width[i]
 
 
+@numba.njit(cache=True, nogil=True)
+def _visible(parent, width, zoom, min_width):
+    """What a zoom on ``zoom`` (-1: everything) shows, in one pass over the nodes that visits
+    only the children of drawn frames: the drawn frames (at least ``min_width`` wide, inside the
+    zoomed frame) and the narrower children of drawn frames (merged by the caller), with their x
+    relative to the zoomed frame. A narrow frame's subtree is never visited, so the cost is a
+    scan of the parent column plus what is drawn, not a layout of every node."""
+    n = len(parent)
+    drawn = np.zeros(n, np.bool_)
+    rel = np.empty(n, np.int64)
+    used = np.empty(n, np.int64)
+    nodes = np.empty(n, np.int64)
+    small = np.empty(n, np.int64)
+    k = 0
+    s = 0
+    roots_used = 0
+    start = 0
+    if zoom >= 0:
+        drawn[zoom] = True
+        rel[zoom] = 0
+        used[zoom] = 0
+        nodes[0] = zoom
+        k = 1
+        start = zoom + 1
+    for i in range(start, n):
+        p = parent[i]
+        if p >= 0:
+            if not drawn[p]:
+                continue
+            xi = rel[p] + used[p]
+            used[p] += width[i]
+        elif zoom < 0:
+            xi = roots_used
+            roots_used += width[i]
+        else:
+            continue
+        if width[i] >= min_width:
+            drawn[i] = True
+            rel[i] = xi
+            used[i] = 0
+            nodes[k] = i
+            k += 1
+        elif width[i] > 0 and p >= 0:
+            rel[i] = xi
+            small[s] = i
+            s += 1
+    out_nodes = nodes[:k].copy()
+    out_small = small[:s].copy()
+    x_nodes = np.empty(k, np.int64)
+    for j in range(k):
+        x_nodes[j] = rel[out_nodes[j]]
+    x_small = np.empty(s, np.int64)
+    for j in range(s):
+        x_small[j] = rel[out_small[j]]
+    return out_nodes, x_nodes, out_small, x_small
+
+
 @dataclass
 class FlameLayout:
-    """Rectangles of a tree's nodes (index = node id)."""
+    """Rectangles of a tree's nodes (index = node id). ``x`` of every node is computed only when
+    asked (:meth:`rects` lays out just what is visible)."""
 
     tree: MT.Tree
     weight: str
-    x: np.ndarray
     width: np.ndarray
     depth: np.ndarray
     total: int
+    _x: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def x(self) -> np.ndarray:
+        """Left edge of every node (a pass over the whole tree, done once)."""
+        if self._x is None:
+            x = np.zeros(len(self.width), np.int64)
+            if len(x):
+                _place(self.tree.parent, self.width, x)
+            self._x = x
+        return self._x
 
     def frame(self, node: int) -> tuple[int, int, int]:
         """(x, width, depth) of a node."""
@@ -70,44 +138,32 @@ class FlameLayout:
         under a drawn frame merged into one rectangle per pixel column and row, of key
         :data:`MERGED_KEY`. Returns arrays ``node`` (-1 for
         merged), ``key``, ``x``, ``width``, ``depth`` (depth and x relative to the zoomed frame)."""
-        base_x = int(self.x[zoom]) if zoom >= 0 else 0
         base_d = int(self.depth[zoom]) if zoom >= 0 else 0
         span = int(self.width[zoom]) if zoom >= 0 else self.total
-        lo = base_x + (x0 if x0 is not None else 0)
-        hi = base_x + (x1 if x1 is not None else span)
-        hi = min(hi, base_x + span)
-        width, x = self.width, self.x
-        # everything the screen shows is at least min_width wide or the child of such a frame
-        wide = width >= max(min_width, 1)
-        wide_nodes = np.flatnonzero(wide)
-        inside = (x[wide_nodes] < hi) & (x[wide_nodes] + width[wide_nodes] > lo) & (self.depth[wide_nodes] >= base_d)
-        if zoom >= 0:
-            inside &= (x[wide_nodes] >= base_x) & (x[wide_nodes] < base_x + span)
-        nodes = wide_nodes[inside]
-        out_x, out_w, out_d = x[nodes] - base_x, width[nodes], self.depth[nodes] - base_d
+        lo = x0 if x0 is not None else 0
+        hi = min(x1 if x1 is not None else span, span)
+        step = max(min_width, 1)
+        nodes, out_x, small, sx = _visible(self.tree.parent, self.width, int(zoom), float(step))
+        inside = (out_x < hi) & (out_x + self.width[nodes] > lo)
+        nodes, out_x = nodes[inside], out_x[inside]
+        out_w, out_d = self.width[nodes], self.depth[nodes] - base_d
         out_nodes = nodes
-        drawn = np.zeros(len(x), np.bool_)
-        drawn[nodes] = True
-        parent = self.tree.parent
-        small = np.flatnonzero(~wide & (width > 0) & (parent >= 0))
-        if len(small):
-            small = small[drawn[parent[small]]]
         if len(small):
             # one rectangle per pixel column and row: the narrow frames there, merged
-            step = max(min_width, 1)
-            col = ((x[small] - base_x) // step).astype(np.int64)
+            col = (sx // step).astype(np.int64)
             cols = int(span // step) + 2
             bucket = (self.depth[small] - base_d) * cols + col
             uniq, inv = np.unique(bucket, return_inverse=True)
             inv = inv.ravel()
             gx = np.full(len(uniq), np.iinfo(np.int64).max)
-            np.minimum.at(gx, inv, x[small] - base_x)
-            gw = np.bincount(inv, weights=width[small], minlength=len(uniq)).astype(np.int64)
+            np.minimum.at(gx, inv, sx)
+            gw = np.bincount(inv, weights=self.width[small], minlength=len(uniq)).astype(np.int64)
             gw = np.maximum(np.minimum(gw, int(step)), 1)
-            out_nodes = np.concatenate([out_nodes, np.full(len(uniq), -1)])
-            out_x = np.concatenate([out_x, gx])
-            out_w = np.concatenate([out_w, gw])
-            out_d = np.concatenate([out_d, uniq // cols])
+            keep = (gx < hi) & (gx + gw > lo)
+            out_nodes = np.concatenate([out_nodes, np.full(int(keep.sum()), -1)])
+            out_x = np.concatenate([out_x, gx[keep]])
+            out_w = np.concatenate([out_w, gw[keep]])
+            out_d = np.concatenate([out_d, (uniq // cols)[keep]])
         keys = np.where(out_nodes >= 0, self.tree.key[np.maximum(out_nodes, 0)], MERGED_KEY)
         return {"node": out_nodes, "key": keys, "x": out_x, "width": out_w, "depth": out_d}
 
@@ -124,14 +180,11 @@ class FlameLayout:
 
 
 def layout(tree: MT.Tree, weight: str = "bytecodes") -> FlameLayout:
-    """Lay out every node of ``tree``; siblings left to right in the order they first ran."""
+    """The layout of ``tree``: siblings left to right in the order they first ran (positions are
+    computed for what is drawn, see :meth:`FlameLayout.rects`)."""
     width = np.ascontiguousarray(tree.inclusive(weight), np.int64)
-    n = len(tree)
-    x = np.zeros(n, np.int64)
-    if n:
-        _place(tree.parent, width, x)
-    total = int(width[tree.roots].sum()) if n else 0
-    return FlameLayout(tree, weight, x, width, np.asarray(tree.depth, np.int64), total)
+    total = int(width[tree.roots].sum()) if len(tree) else 0
+    return FlameLayout(tree, weight, width, tree.depth, total)
 
 
 class _Slice:

@@ -19,8 +19,11 @@ Totals per method count recursion once: a method's total is the sum of inclusive
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -32,26 +35,15 @@ from jbgui.model import replay_kernel as K
 WEIGHTS = ("bytecodes", "calls", "blocks", "time")
 _INCL = {"bytecodes": 0, "blocks": 1, "time": 2}
 _EMPTY = K.EMPTY
-_FOREST_FILE = "merged_cct.npz"
-_FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same")
+_FOREST_DIR = "merged_cct"
+_FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same", "child_start", "child_list")
 
 
-@numba.njit(cache=True)
-def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_size, roots_pure, same):
-    """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
-    nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
-    nodes go to the node that stands for them.
-
-    Only paths that can collide are looked up in a hash table: under a new node that stands for
-    exactly one old node which receives no hidden node's children, the new children are that old
-    node's children, whose keys differ, so they are created directly. Transforms hide few nodes
-    of a big tree, so most nodes take the direct way. ``roots_pure``: the new roots are the old
-    roots alone, whose keys differ (so they too are created directly). ``same``: each node's
-    nearest ancestor with the same key (-1: none); the result's is computed from it, skipping
-    the ancestors that were hidden or dropped."""
+@numba.njit(cache=True, nogil=True)
+def _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old):
+    """First passes of :func:`_remerge`: each node's nearest visible ancestor (``anc``), which
+    nodes receive a hidden node's children, and how many nodes need the hash table."""
     n = len(parent)
-    anc = np.empty(n, np.int64)
-    receives = np.zeros(n, np.bool_)
     for i in range(n):
         p = parent[i]
         a = -1
@@ -62,7 +54,6 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             receives[a] = True
     # which nodes will need the hash table (purity does not depend on what the table finds):
     # size the table for those alone
-    pure_old = np.zeros(n, np.bool_)
     hashed = 0
     for i in range(n):
         if not (kept[i] and visible[i]):
@@ -76,22 +67,15 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             pure_old[i] = not receives[i]
         else:
             hashed += 1
-    size = 16
-    while size < 2 * hashed + 2:
-        size *= 2
-    newid = np.empty(n, np.int64)
-    table_k = np.full(size, _EMPTY, np.int64)
-    table_v = np.zeros(size, np.int64)
-    o_parent = np.empty(n, np.int64)
-    o_key = np.empty(n, np.int64)
-    o_depth = np.empty(n, np.int64)
-    o_calls = np.zeros(n, np.int64)
-    o_incl = np.zeros((n, incl.shape[1]), np.int64)
-    o_own = np.zeros((n, own.shape[1]), np.int64)
-    o_flags = np.zeros(n, np.int64)
-    o_self = np.zeros((n, incl.shape[1]), np.int64)
-    o_same = np.full(n, -1, np.int64)
-    pure = np.zeros(n, np.bool_)
+    return hashed
+
+
+@numba.njit(cache=True, nogil=True)
+def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
+                  table_k, table_v, newid, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self,
+                  o_same, pure):
+    """The merging pass of :func:`_remerge`; returns the number of new nodes."""
+    n = len(parent)
     m = 0
     for i in range(n):
         a = anc[i]
@@ -144,42 +128,96 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, table_si
             if t >= 0:
                 for c in range(own.shape[1]):
                     o_own[t, c] += own[i, c]
+    return m
+
+
+def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same):
+    """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
+    nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
+    nodes go to the node that stands for them.
+
+    Only paths that can collide are looked up in a hash table: under a new node that stands for
+    exactly one old node which receives no hidden node's children, the new children are that old
+    node's children, whose keys differ, so they are created directly. Transforms hide few nodes
+    of a big tree, so most nodes take the direct way. ``roots_pure``: the new roots are the old
+    roots alone, whose keys differ (so they too are created directly). ``same``: each node's
+    nearest ancestor with the same key (-1: none); the result's is computed from it, skipping
+    the ancestors that were hidden or dropped.
+
+    The arrays are allocated here, by numpy, not in the kernels: numpy asks for transparent huge
+    pages, and first touching hundreds of megabytes of small pages (page faults, reclaiming
+    page cache) cost more than the merge itself on a busy machine."""
+    n = len(parent)
+    anc = np.empty(n, np.int64)
+    receives = np.zeros(n, np.bool_)
+    pure_old = np.zeros(n, np.bool_)
+    hashed = _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old)
+    del pure_old
+    size = 16
+    while size < 2 * hashed + 2:
+        size *= 2
+    table_k = np.full(size, _EMPTY, np.int64)
+    table_v = np.zeros(size, np.int64)
+    newid = np.empty(n, np.int64)
+    o_parent = np.empty(n, np.int64)
+    o_key = np.empty(n, np.int64)
+    o_depth = np.empty(n, np.int64)
+    o_calls = np.zeros(n, np.int64)
+    o_incl = np.zeros((n, incl.shape[1]), np.int64)
+    o_own = np.zeros((n, own.shape[1]), np.int64)
+    o_flags = np.zeros(n, np.int64)
+    o_self = np.zeros((n, incl.shape[1]), np.int64)
+    o_same = np.full(n, -1, np.int64)
+    pure = np.zeros(n, np.bool_)
+    m = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
+                      table_k, table_v, newid, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self,
+                      o_same, pure)
     return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self, o_same
 
 
-@numba.njit(cache=True)
-def _subtract_children(parent, incl):
-    """Own weights: inclusive less the children's inclusive."""
-    own = incl.copy()
+@numba.njit(cache=True, nogil=True)
+def _subtract_children_in(parent, incl, own):
     for i in range(len(parent)):
         p = parent[i]
         if p >= 0:
             for c in range(incl.shape[1]):
                 own[p, c] -= incl[i, c]
+
+
+def _subtract_children(parent, incl):
+    """Own weights: inclusive less the children's inclusive (arrays allocated by numpy, see
+    :func:`_remerge`)."""
+    own = np.array(incl, np.int64)
+    _subtract_children_in(parent, incl, own)
     return own
 
 
-@numba.njit(cache=True)
-def _csr(parent):
-    """Children lists in node order (a counting sort by parent)."""
+@numba.njit(cache=True, nogil=True)
+def _csr_in(parent, start, out):
     n = len(parent)
-    start = np.zeros(n + 1, np.int64)
     for i in range(n):
         if parent[i] >= 0:
             start[parent[i] + 1] += 1
     for i in range(n):
         start[i + 1] += start[i]
     fill = start[:-1].copy()
-    out = np.empty(start[n], np.int64)
     for i in range(n):
         p = parent[i]
         if p >= 0:
             out[fill[p]] = i
             fill[p] += 1
+
+
+def _csr(parent):
+    """Children lists in node order (a counting sort by parent)."""
+    n = len(parent)
+    start = np.zeros(n + 1, np.int64)
+    out = np.empty(n - int(np.count_nonzero(np.asarray(parent) < 0)), np.int64)
+    _csr_in(parent, start, out)
     return start, out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _csr_by_group(group, n_groups):
     """Nodes listed by group, in node order within a group (a counting sort)."""
     start = np.zeros(n_groups + 1, np.int64)
@@ -196,18 +234,22 @@ def _csr_by_group(group, n_groups):
     return start, out
 
 
-@numba.njit(cache=True)
-def _subtree_sums(parent, values):
-    """Inclusive sums of a per-node value (children have larger indices than their parent)."""
-    out = values.copy()
+@numba.njit(cache=True, nogil=True)
+def _subtree_sums_in(parent, out):
     for i in range(len(parent) - 1, -1, -1):
         p = parent[i]
         if p >= 0:
             out[p] += out[i]
+
+
+def _subtree_sums(parent, values):
+    """Inclusive sums of a per-node value (children have larger indices than their parent)."""
+    out = np.array(values, np.int64)
+    _subtree_sums_in(parent, out)
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _same_group_ancestor(child_start, child_list, roots, group):
     """Per node: the nearest ancestor in the same group, -1 when none — a depth-first walk
     keeping, per group, the deepest node of the current path in it."""
@@ -241,7 +283,7 @@ def _same_group_ancestor(child_start, child_list, roots, group):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _outermost(child_start, child_list, roots, group):
     """True for nodes with no ancestor in the same group (method, class...): a depth-first walk
     that counts, per group, how many of the current path's nodes belong to it."""
@@ -459,12 +501,11 @@ class Tree:
         visible = np.ones(n, np.bool_) if visible is None else np.asarray(visible, np.bool_)
         root = np.zeros(n, np.bool_) if root is None else np.asarray(root, np.bool_)
         kept = np.ones(n, np.bool_) if kept is None else np.asarray(kept, np.bool_)
-        size = 1 << max(4, int(2 * max(n, 1)).bit_length())
         top = self.roots
         roots_pure = (not root.any() and bool(np.all(visible[top] | ~kept[top]))
                       and len(np.unique(self.key[top])) == len(top))
         m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
-                            self.flags, size, roots_pure, self.same_key_ancestor)
+                            self.flags, roots_pure, self.same_key_ancestor)
         # views, not copies: copying a tree of millions of nodes costs more than the memory saved
         out = Tree(*(c[:m] for c in cols[:-2]))
         out.__dict__["_own"] = cols[-2][:m]     # own weights and nearest same-key ancestors,
@@ -484,27 +525,69 @@ class Tree:
                 "calls": self.calls, "incl": self.incl, "own": narrow(self.own_counts), "flags": narrow(self.flags)}
 
 
-def thread_tree(thread) -> Tree:
-    """The merged tree of one :class:`~jbgui.model.analysis.ThreadReplay` (its exact CCT)."""
-    return Tree.from_cct(CCT.for_thread(thread))
+def thread_tree(thread, progress=None, cancelled=None) -> Tree:
+    """The merged tree of one :class:`~jbgui.model.analysis.ThreadReplay` (its exact CCT).
+    ``progress(done, total)`` hears of the calls read while it is built the first time;
+    ``cancelled()`` stops that (see :func:`jbgui.model.cct.compute`)."""
+    return Tree.from_cct(CCT.for_thread(thread, progress, cancelled))
 
 
-def run_tree(analysis, threads=None) -> Tree:
+def run_tree(analysis, threads=None, progress=None, cancelled=None) -> Tree:
     """The merged tree of the whole run (every thread's paths merged), or of ``threads``
     (indices). The whole run's tree is cached beside the replay."""
     chosen = analysis.threads if threads is None else [analysis.thread(i) for i in threads]
     if len(chosen) == 1:
-        return thread_tree(chosen[0])
+        return thread_tree(chosen[0], progress, cancelled)
 
     def build() -> dict[str, np.ndarray]:
-        tree = Tree.concat([thread_tree(t) for t in chosen]).remerge()
-        # stored with the tree: the first transform then needs no depth-first walk
-        return {**tree.to_arrays(), "same": tree.same_key_ancestor.astype(np.int32)}
+        total = sum(len(t.calls) for t in chosen)
+        trees, before = [], 0
+        for t in chosen:
+            step = None if progress is None else (lambda d, _n, b=before: progress(b + d, total))
+            trees.append(thread_tree(t, step, cancelled))
+            before += len(t.calls)
+        tree = Tree.concat(trees).remerge()
+        start, lst = tree._children
+        # stored with the tree: the first transform then needs no depth-first walk, and the
+        # first screen no sort of the nodes by parent
+        return {**tree.to_arrays(), "same": tree.same_key_ancestor.astype(np.int32),
+                "child_start": start, "child_list": lst}
     directory = analysis.cache_dir if threads is None else None
-    a = derived.load_or_compute(directory, _FOREST_FILE, _FOREST_KEYS, build)
+    a = load_or_store_arrays(directory, _FOREST_DIR, _FOREST_KEYS, build)
+    if directory is not None:
+        # the single-file cache of earlier versions is read no more
+        (Path(directory) / "merged_cct.npz").unlink(missing_ok=True)
     tree = Tree(a["parent"], a["key"], a["depth"], a["calls"], a["incl"], a["own"], a["flags"])
     tree.__dict__["same_key_ancestor"] = a["same"]
+    tree.__dict__["_children"] = (a["child_start"], a["child_list"])
     return tree
+
+
+def load_or_store_arrays(directory, name: str, keys: tuple[str, ...], compute) -> dict[str, np.ndarray]:
+    """Arrays kept as one ``.npy`` file each in ``directory/name/``, memory-mapped when read
+    (a tree of millions of nodes opens at once; pages are read as the passes touch them),
+    computed and stored first when missing. Written to a temporary directory renamed into
+    place, so a reader never sees half a cache; a read-only or damaged cache only costs the
+    computation."""
+    folder = Path(directory) / name if directory is not None else None
+    if folder is not None and folder.is_dir():
+        try:
+            return {k: np.load(folder / f"{k}.npy", mmap_mode="r") for k in keys}
+        except (OSError, ValueError):
+            pass
+    arrays = compute()
+    if folder is not None:
+        tmp = folder.with_name(f"{name}.tmp{os.getpid()}")
+        try:
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            for k in keys:
+                np.save(tmp / f"{k}.npy", np.ascontiguousarray(arrays[k]))
+            shutil.rmtree(folder, ignore_errors=True)
+            tmp.rename(folder)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return arrays
 
 
 def run_methods_table_arrays(analysis, compute) -> dict[str, np.ndarray]:

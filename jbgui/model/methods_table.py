@@ -73,7 +73,7 @@ class MethodsTable:
         return float(self.columns[column][i]) / total if total else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _group_sums(group, outer, calls, own, incl, counts, n):
     """Per group: calls, own bytecodes/blocks/time, total (outermost nodes') bytecodes/blocks/time,
     thrown, caught — one pass over the nodes, exact in int64."""
@@ -87,6 +87,43 @@ def _group_sums(group, outer, calls, own, incl, counts, n):
                 out[g, 4 + c] += incl[i, c]
         out[g, 7] += counts[i, 0]
         out[g, 8] += counts[i, 1]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _outermost_rows_in(parent, same_key, row, shared, out, near):
+    """Per node: no ancestor in the same row, for rows that are one key each (``shared[row]``
+    false: the node's nearest same-key ancestor, which the tree keeps, tells) and rows shared by
+    several keys (native calls to one target from several sites: a node-order pass that keeps
+    each node's nearest ancestor in a shared row, and walks that short chain)."""
+    n = len(parent)
+    for i in range(n):
+        p = parent[i]
+        if p < 0:
+            near[i] = -1
+        elif shared[row[p]]:
+            near[i] = p
+        else:
+            near[i] = near[p]
+        r = row[i]
+        if shared[r]:
+            j = near[i]
+            o = True
+            while j >= 0:
+                if row[j] == r:
+                    o = False
+                    break
+                j = near[j]
+            out[i] = o
+        else:
+            out[i] = same_key[i] < 0
+
+
+def _outermost_rows(parent, same_key, row, shared) -> np.ndarray:
+    """See :func:`_outermost_rows_in` (arrays allocated by numpy: huge pages)."""
+    out = np.empty(len(parent), np.bool_)
+    near = np.empty(len(parent), np.int64)
+    _outermost_rows_in(parent, same_key, row, shared, out, near)
     return out
 
 
@@ -132,7 +169,13 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         row_keys = np.full(len(names), -1, np.int64)
     inv = inv.ravel().astype(np.int64, copy=False)
     n = len(names)
-    outer = tree.outermost(inv)
+    if group == "method":
+        # a row is one key, except native targets called from several sites: the nearest
+        # same-key ancestors (kept by the tree) decide the rest without a depth-first walk
+        keys_per_row = np.bincount(linv.ravel(), minlength=n)
+        outer = _outermost_rows(tree.parent, tree.same_key_ancestor, inv, keys_per_row > 1)
+    else:
+        outer = tree.outermost(inv)
 
     sums = _group_sums(inv, outer, tree.calls, tree.own_matrix, tree.incl,
                        tree.own_counts, n)

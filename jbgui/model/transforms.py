@@ -13,6 +13,7 @@ graph) read the same transformed tree from :class:`AggregateView`.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ import numba
 import numpy as np
 
 from jbgui.model import merged_tree as MT
+from jbgui.model.replay import Cancelled
 from jbgui.model.scope import Scope
 
 
@@ -58,7 +60,7 @@ def _short(name: str) -> str:
     return ".".join(parts[-2:])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _under_key(parent, key, target):
     """Per node: some strict ancestor has key ``target``."""
     n = len(parent)
@@ -70,7 +72,7 @@ def _under_key(parent, key, target):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _mine_or_entered(parent, key, mine_keys):
     """Visible under only-my-code: my frames, roots, and frames my code called."""
     n = len(parent)
@@ -81,7 +83,7 @@ def _mine_or_entered(parent, key, mine_keys):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _in_subtree(parent, node):
     n = len(parent)
     out = np.zeros(n, np.bool_)
@@ -162,7 +164,10 @@ def apply(tree: MT.Tree, transforms: tuple[Transform, ...] | list[Transform], sc
 class AggregateView:
     """What every aggregated view shows: the merged tree of the whole run or one thread, with
     the transform stack applied; transformed trees are kept (a few) so that undoing a transform
-    or toggling a scope back is immediate."""
+    or toggling a scope back is immediate.
+
+    Safe to call from worker threads: one computation at a time (a lock), and a request that is
+    cancelled between two steps raises :class:`~jbgui.model.replay.Cancelled` without caching anything partial."""
 
     CACHED = 8
 
@@ -171,31 +176,55 @@ class AggregateView:
         self.scope = scope if scope is not None else Scope.of_trace(analysis)
         self._bases: dict = {}
         self._cache: OrderedDict = OrderedDict()
+        self._lock = threading.RLock()
 
-    def base(self, thread: int | None = None) -> MT.Tree:
+    def base(self, thread: int | None = None, progress=None, cancelled=None) -> MT.Tree:
         """The untransformed tree of the run (None) or of one thread index."""
-        if thread not in self._bases:
-            self._bases[thread] = MT.run_tree(self.analysis) if thread is None else \
-                MT.thread_tree(self.analysis.thread(thread))
-        return self._bases[thread]
+        with self._lock:
+            if thread not in self._bases:
+                _check(cancelled)
+                self._bases[thread] = MT.run_tree(self.analysis, progress=progress, cancelled=cancelled) \
+                    if thread is None else MT.thread_tree(self.analysis.thread(thread), progress, cancelled)
+            return self._bases[thread]
+
+    def cached(self, transforms: tuple[Transform, ...] = (), thread: int | None = None) -> MT.Tree | None:
+        """The tree when it is ready without computing (None otherwise)."""
+        transforms = tuple(transforms)
+        if not transforms:
+            return self._bases.get(thread)
+        return self._cache.get((thread, transforms))
 
     def set_scope(self, scope: Scope) -> None:
         """Other include/exclude prefixes: trees that used the old scope are forgotten."""
         self.scope = scope
-        self._cache = OrderedDict((k, v) for k, v in self._cache.items()
+        # a snapshot first: a worker may be adding a tree meanwhile
+        self._cache = OrderedDict((k, v) for k, v in list(self._cache.items())
                                   if not any(t.kind == "only-my-code" for t in k[1]))
 
-    def tree(self, transforms: tuple[Transform, ...] = (), thread: int | None = None) -> MT.Tree:
-        """The transformed tree (cached by stack and thread; a prefix of the stack is reused)."""
+    def tree(self, transforms: tuple[Transform, ...] = (), thread: int | None = None,
+             progress=None, cancelled=None) -> MT.Tree:
+        """The transformed tree (cached by stack and thread; a prefix of the stack is reused).
+        ``progress(done, total)`` hears of the steps; ``cancelled()`` stops between them."""
         transforms = tuple(transforms)
         key = (thread, transforms)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
-        tree = self.tree(transforms[:-1], thread) if transforms else self.base(thread)
-        if transforms:
-            tree = apply(tree, transforms[-1:], self.scope)
-        self._cache[key] = tree
-        while len(self._cache) > self.CACHED:
-            self._cache.popitem(last=False)
-        return tree
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+            if not transforms:
+                return self.base(thread, progress, cancelled)
+            tree = self.tree(transforms[:-1], thread, progress, cancelled)
+            _check(cancelled)
+            scope = self.scope
+            tree = apply(tree, transforms[-1:], scope)
+            if scope is not self.scope and any(t.kind == "only-my-code" for t in transforms):
+                return tree     # the prefixes changed meanwhile: not cached under the new ones
+            self._cache[key] = tree
+            while len(self._cache) > self.CACHED:
+                self._cache.popitem(last=False)
+            return tree
+
+
+def _check(cancelled) -> None:
+    if cancelled is not None and cancelled():
+        raise Cancelled()

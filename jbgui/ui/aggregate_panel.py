@@ -48,3 +48,8 @@ class AggregatePanel(QWidget):
     def set_analysis(self, analysis) -> None:
         """Show ``analysis`` (None: nothing)."""
         self.state.set_analysis(analysis)
+
+    def idle(self) -> bool:
+        """No tree and no view's data being computed (tests wait for it)."""
+        views = (self.methods, self.merged, self.callers, self.flame, self.butterfly)
+        return not self.state.busy and all(v.idle for v in views)

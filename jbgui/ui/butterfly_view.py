@@ -22,6 +22,11 @@ def short_name(qualified: str) -> str:
     return ".".join(head.split(".")[-2:]) + tail
 
 
+def _butterfly(_progress, _cancelled, tree: MT.Tree, key: int, weight: str):
+    """Worker: callers and callees of ``key`` in ``tree``."""
+    return MT.butterfly(tree, key, weight)
+
+
 class ButterflyView(LazyReload, QWidget):
     """Callers / method / callees of one method in the current aggregated tree."""
 
@@ -39,12 +44,13 @@ class ButterflyView(LazyReload, QWidget):
         self.centre.setStyleSheet("QLabel { font-weight: bold; padding: 6px; }")
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
+        self.init_async(state)
+        column.addWidget(self.busy)
         column.addWidget(self.callers, 1)
         column.addWidget(self.centre)
         column.addWidget(self.callees, 1)
         selection.methodSelected.connect(lambda m, _s: self.show_method(m))
         selection.callSelected.connect(self._call_selected)
-        state.changed.connect(self.state_changed)
 
     def reload(self) -> None:
         self.show_method(self.key)
@@ -69,16 +75,24 @@ class ButterflyView(LazyReload, QWidget):
                 self.show_method(method)
 
     def show_method(self, key: int) -> None:
-        """Show ``key``'s callers and callees in the current tree."""
+        """Show ``key``'s callers and callees in the current tree (computed by the worker)."""
         self.key = int(key)
-        self.callers.clear()
-        self.callees.clear()
-        if not self.key or self.state.view is None:
+        tree = self.state.tree()
+        if not self.key or self.state.view is None or tree is None:
+            self.worker.cancel()
+            self.callers.clear()
+            self.callees.clear()
             self.data = None
             return
-        tree = self.state.tree()
+        self.compute(_butterfly, tree, self.key, self.state.weight, what="callers and callees")
+
+    def apply(self, data: dict) -> None:
+        self.callers.clear()
+        self.callees.clear()
+        if data["key"] != self.key:
+            return
         w = self.state.weight
-        self.data = MT.butterfly(tree, self.key, w)
+        self.data = data
         total = self.data["total"] or 1
         for target, rows in ((self.callers, self.data["callers"]), (self.callees, self.data["callees"])):
             for n in rows:

@@ -38,16 +38,14 @@ class CallersModel(QAbstractItemModel):
         self.roots: list[int] = []
         self.total = 0
 
-    def reload(self) -> None:
+    def set_inverted(self, inverted: MT.InvertedTree | None, roots: list[MT.CallerPath]) -> None:
+        """Show the inverted tree whose ``roots`` the worker computed."""
         self.beginResetModel()
-        tree = self.state.tree()
         self.items, self.roots = [], []
-        self.inverted = MT.InvertedTree(tree, self.state.weight, MT.canonical_keys(self.state.analysis.statics,
-                                                                                  tree.dense_keys[0])) \
-            if tree is not None else None
-        if self.inverted is not None:
-            self.total = tree.total(self.state.weight)
-            self.roots = self._add(self.inverted.roots(), -1)
+        self.inverted = inverted
+        if inverted is not None:
+            self.total = inverted.tree.total(inverted.weight)
+            self.roots = self._add(roots, -1)
         self.endResetModel()
 
     def _add(self, paths: list[MT.CallerPath], parent: int) -> list[int]:
@@ -130,6 +128,14 @@ class CallersModel(QAbstractItemModel):
         return None
 
 
+def _invert(_progress, _cancelled, tree: MT.Tree, weight: str, statics):
+    """Worker: the inverted tree and its roots (every method by own weight)."""
+    inverted = MT.InvertedTree(tree, weight, MT.canonical_keys(statics, tree.dense_keys[0]))
+    roots = inverted.roots()
+    tree.total(weight)
+    return inverted, roots
+
+
 class CallersView(LazyReload, QWidget):
     """The callers tree; selecting a row selects its method everywhere."""
 
@@ -148,12 +154,22 @@ class CallersView(LazyReload, QWidget):
             header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
+        self.init_async(state)
+        column.addWidget(self.busy)
         column.addWidget(self.view)
-        state.changed.connect(self.state_changed)
         state.searchChanged.connect(lambda: self.view.viewport().update())
 
     def reload(self) -> None:
-        self.model.reload()
+        tree = self.state.tree()
+        if tree is None:
+            if self.state.view is None:
+                self.worker.cancel()
+                self.model.set_inverted(None, [])
+            return
+        self.compute(_invert, tree, self.state.weight, self.state.analysis.statics, what="the callers")
+
+    def apply(self, result) -> None:
+        self.model.set_inverted(*result)
         self.view.selectionModel().currentChanged.connect(self._current_changed, Qt.ConnectionType.UniqueConnection)
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:

@@ -43,13 +43,19 @@ class FlameCanvas(QWidget):
         self.drawn: dict[str, np.ndarray] | None = None
         self._rects_key: tuple | None = None
         self._rects: dict[str, np.ndarray] = {}
+        self.computing = False     # no layout yet because a worker is computing it
         self.setMouseTracking(True)
         self.setMinimumHeight(200)
 
-    def set_layout(self, lay: flame.FlameLayout | None, hues: np.ndarray | None) -> None:
+    def set_layout(self, lay: flame.FlameLayout | None, hues: np.ndarray | None,
+                   rects: dict[str, np.ndarray] | None = None, width: int = 0) -> None:
+        """Show ``lay``; ``rects`` are what the worker prepared for the whole graph at ``width``
+        pixels (used when the canvas still has that width)."""
         self.layout_ = lay
         self.hues = hues
         self.zoom = -1
+        if rects is not None:
+            self._rects_key, self._rects = (id(lay), -1, width), rects
         self.update()
 
     def span(self) -> float:
@@ -78,7 +84,8 @@ class FlameCanvas(QWidget):
         r = self.drawn = self.rects()
         span = self.span()
         if not len(r["x"]) or span <= 0:
-            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Nothing to draw (no calls in this tree)")
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
+                       "Computing…" if self.computing else "Nothing to draw (no calls in this tree)")
             return
         scale = self.width() / span
         xs = r["x"] * scale
@@ -118,7 +125,10 @@ class FlameCanvas(QWidget):
             return -1
         row = (self.height() - pos.y()) // ROW_HEIGHT if self.flipped else pos.y() // ROW_HEIGHT
         x = pos.x() / self.width() * self.span()
-        return self.layout_.at(x, int(row), self.zoom)
+        # among the drawn rectangles (a few thousand), not the whole tree: hovering stays cheap
+        r = self.rects()
+        hit = np.flatnonzero((r["depth"] == int(row)) & (r["x"] <= x) & (r["x"] + r["width"] > x) & (r["node"] >= 0))
+        return int(r["node"][hit[0]]) if len(hit) else -1
 
     def mouseMoveEvent(self, event) -> None:
         node = self.node_at(event.position())
@@ -142,6 +152,18 @@ class FlameCanvas(QWidget):
         share = 100.0 * incl / lay.total if lay.total else 0.0
         return (f"{self.state.name(int(tree.key[node]))}\ntotal {format_weight(w, incl)} {w} ({share:.1f}% of the graph)"
                 f"\nself {format_weight(w, int(tree.own(w)[node]))} · {format_count(int(tree.calls[node]))} calls")
+
+
+def _lay_out(_progress, _cancelled, tree, weight: str, width: int, subtree=None):
+    """Worker: the layout of ``tree`` (or of a call's subtree: ``subtree`` = (thread, row)) and
+    the rectangles of its first screen, ``width`` pixels wide."""
+    if subtree is not None:
+        tree = flame.call_subtree_tree(*subtree)
+    if tree is None:
+        return None, None
+    lay = flame.layout(tree, weight)
+    rects = lay.rects(min_width=lay.total / max(width, 1)) if lay.total > 0 else None
+    return lay, rects
 
 
 class FlameView(LazyReload, QWidget):
@@ -169,13 +191,14 @@ class FlameView(LazyReload, QWidget):
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.addLayout(top)
+        self.init_async(state)
+        column.addWidget(self.busy)
         column.addWidget(self.canvas, 1)
         column.addWidget(self.status)
         self.trail: list[int] = []
         self._hues, self._hues_of = None, None
         self.canvas.frameClicked.connect(self.zoom_to)
         self.canvas.frameHovered.connect(self._hovered)
-        state.changed.connect(self.state_changed)
         state.searchChanged.connect(self.canvas.update)
         selection.callSelected.connect(self._call_selected)
 
@@ -185,18 +208,33 @@ class FlameView(LazyReload, QWidget):
 
     def reload(self) -> None:
         a = self.state.analysis
-        tree = None
+        tree, subtree = None, None
         if a is not None:
             if self.source.currentIndex() == 1:
                 ref: CallRef | None = self.selection.call
                 if ref is not None:
-                    tree = flame.call_subtree_tree(a.thread(ref.thread), ref.row)
+                    subtree = (a.thread(ref.thread), ref.row)
             else:
                 tree = self.state.tree()
-        lay = flame.layout(tree, self.state.weight) if tree is not None else None
+        if tree is None and subtree is None:
+            if a is None or self.source.currentIndex() == 1 or not self.state.busy:
+                self.worker.cancel()
+                self.apply((None, None))
+            return
+        self.compute(_lay_out, tree, self.state.weight, self.canvas.width(), subtree, what="the flame graph")
+
+    def _state_computing(self) -> None:
+        super()._state_computing()
+        self.canvas.computing = True
+        self.canvas.update()
+
+    def apply(self, result) -> None:
+        self.canvas.computing = False
+        lay, rects = result
+        a = self.state.analysis
         if a is not None and self._hues_of is not a:
             self._hues, self._hues_of = colors.method_hues(a.statics), a
-        self.canvas.set_layout(lay, self._hues if a is not None else None)
+        self.canvas.set_layout(lay, self._hues if a is not None else None, rects, self.canvas.width())
         self.trail = []
         self._crumbs()
 

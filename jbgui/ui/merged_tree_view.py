@@ -36,10 +36,15 @@ class MergedTreeModel(QAbstractItemModel):
         self._row: dict[int, int] = {}
         self.total = 0
 
-    def reload(self) -> None:
+    def set_tree(self, tree: MT.Tree | None, kids: dict[int, np.ndarray] | None = None) -> None:
+        """Show ``tree``; ``kids`` are children lists already sorted (by the worker)."""
         self.beginResetModel()
-        self.tree = self.state.tree()
+        self.tree = tree
         self._kids, self._row = {}, {}
+        for node, got in (kids or {}).items():
+            self._kids[node] = got
+            for i, c in enumerate(got.tolist()):
+                self._row[c] = i
         self.total = self.tree.total(self.state.weight) if self.tree is not None else 0
         self.endResetModel()
 
@@ -119,6 +124,25 @@ class MergedTreeModel(QAbstractItemModel):
         return None
 
 
+OPENED_LEVELS = 4
+
+
+def _prepare(_progress, _cancelled, tree: MT.Tree, weight: str):
+    """Worker: what the first screen needs — children lists, weights, the heaviest path's first
+    levels sorted — so that the GUI thread only indexes arrays."""
+    tree.children(-1)
+    incl = tree.inclusive(weight)
+    tree.own(weight)
+    kids, node = {}, -1
+    for _ in range(OPENED_LEVELS + 1):
+        nodes = tree.children(node)
+        kids[node] = nodes[np.argsort(-incl[nodes], kind="stable")]
+        if not len(nodes):
+            break
+        node = int(kids[node][0])
+    return tree, kids
+
+
 class MergedTreeView(LazyReload, QWidget):
     """The merged tree; selecting a node selects its method everywhere."""
 
@@ -140,16 +164,27 @@ class MergedTreeView(LazyReload, QWidget):
         self.view.selectionModel().currentChanged.connect(self._current_changed)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
+        self.init_async(state)
+        column.addWidget(self.busy)
         column.addWidget(self.view)
-        state.changed.connect(self.state_changed)
         state.searchChanged.connect(lambda: self.view.viewport().update())
 
     def reload(self) -> None:
-        self.model.reload()
+        tree = self.state.tree()
+        if tree is None:
+            if self.state.view is None:
+                self.worker.cancel()
+                self.model.set_tree(None)
+            return
+        self.compute(_prepare, tree, self.state.weight, what="the tree")
+
+    def apply(self, result) -> None:
+        tree, kids = result
+        self.model.set_tree(tree, kids)
         self.view.selectionModel().currentChanged.connect(self._current_changed, Qt.ConnectionType.UniqueConnection)
         # open the heaviest path a few levels, which is what one looks at first
         index = self.model.index(0, 0)
-        for _ in range(4):
+        for _ in range(OPENED_LEVELS):
             if not index.isValid():
                 break
             self.view.expand(index)

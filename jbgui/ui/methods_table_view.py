@@ -42,10 +42,10 @@ class MethodsModel(QAbstractTableModel):
         self.filter = ""
         self.sort_column, self.descending = 2, True
 
-    def reload(self) -> None:
+    def set_table(self, table: MTab.MethodsTable | None) -> None:
+        """Show ``table`` (computed by the view's worker) in the current sort and filter."""
         self.beginResetModel()
-        state = self.state
-        self.table = MTab.for_view(state.view, state.stack, state.thread, self.group) if state.view is not None else None
+        self.table = table
         self._order()
         self.endResetModel()
 
@@ -131,6 +131,12 @@ class MethodsModel(QAbstractTableModel):
         return int(hit[0]) if len(hit) else -1
 
 
+def _compute_table(_progress, _cancelled, view, stack, thread, group):
+    """Worker: the methods table of the current tree (the whole run's untransformed one is
+    read from the analysis cache)."""
+    return MTab.for_view(view, stack, thread, group)
+
+
 class MethodsTableView(LazyReload, QWidget):
     """The methods table with its group switch and name filter."""
 
@@ -170,13 +176,22 @@ class MethodsTableView(LazyReload, QWidget):
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.addLayout(top)
+        self.init_async(state)
+        column.addWidget(self.busy)
         column.addWidget(self.table, 1)
-        state.changed.connect(self.state_changed)
         state.searchChanged.connect(lambda: self.table.viewport().update())
         selection.methodSelected.connect(self._method_selected)
 
     def reload(self) -> None:
-        self.model.reload()
+        state = self.state
+        if state.view is None:
+            self.worker.cancel()
+            self.model.set_table(None)
+        elif state.tree() is not None:
+            self.compute(_compute_table, state.view, state.stack, state.thread, self.model.group, what="the table")
+
+    def apply(self, table) -> None:
+        self.model.set_table(table)
 
     def _update_count(self) -> None:
         total = len(self.model.table) if self.model.table is not None else 0
@@ -184,7 +199,7 @@ class MethodsTableView(LazyReload, QWidget):
 
     def _group_changed(self, i: int) -> None:
         self.model.group = MTab.GROUPS[i]
-        self.model.reload()
+        self.reload()
 
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         key = self.model.key(current.row())

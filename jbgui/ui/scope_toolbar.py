@@ -66,6 +66,7 @@ class ScopeToolbar(QWidget):
         column.addLayout(row1)
         column.addLayout(row2)
         state.changed.connect(self.refresh)
+        state.ready.connect(self._count_matches)
         state.searchChanged.connect(self._count_matches)
 
     def refresh(self) -> None:

@@ -423,3 +423,34 @@ def test_outermost_carried_through_transforms_equals_a_fresh_walk(analysis, view
         tree = view.tree(stack)
         fresh = MT.Tree(tree.parent, tree.key, tree.depth, tree.calls, tree.incl, tree.own_counts, tree.flags)
         assert (tree.same_key_ancestor == fresh.same_key_ancestor).all(), stack
+
+
+def test_flame_rects_lay_out_only_what_is_visible_exactly(analysis, view):
+    """The visible-only layout draws exactly the frames a full layout places at least a pixel
+    wide inside the zoomed frame, at the same positions, and merges the narrower children of
+    drawn frames into pixel columns covering the same total width."""
+    tree = view.base()
+    lay = flame.layout(tree)
+    x, width, depth, parent = lay.x, lay.width, np.asarray(lay.depth, np.int64), tree.parent
+    for zoom in [-1, *[int(n) for n in tree.children(int(tree.roots[np.argmax(width[tree.roots])]))][:3]]:
+        base_x = int(x[zoom]) if zoom >= 0 else 0
+        base_d = int(depth[zoom]) if zoom >= 0 else 0
+        span = int(width[zoom]) if zoom >= 0 else lay.total
+        inside = np.ones(len(tree), np.bool_) if zoom < 0 else (
+            (x >= base_x) & (x < base_x + span) & (depth >= base_d))
+        for pixels in (10, 100, 1000, 10**9):
+            step = max(span / pixels, 1)
+            got = lay.rects(zoom=zoom, min_width=span / pixels)
+            want = np.flatnonzero(inside & (width >= step))
+            drawn = got["node"] >= 0
+            assert sorted(got["node"][drawn].tolist()) == want.tolist()
+            order = np.argsort(got["node"][drawn])
+            assert (got["x"][drawn][order] == x[want] - base_x).all()
+            assert (got["depth"][drawn][order] == depth[want] - base_d).all()
+            is_drawn = np.zeros(len(tree), np.bool_)
+            is_drawn[want] = True
+            small = np.flatnonzero((width < step) & (width > 0) & (parent >= 0))
+            small = small[is_drawn[parent[small]]]
+            # merged rectangles: one per (row, pixel column) that has narrow frames
+            buckets = {(int(d), int((xx - base_x) // step)) for d, xx in zip(depth[small] - base_d, x[small])}
+            assert int((~drawn).sum()) == len(buckets)

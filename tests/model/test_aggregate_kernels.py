@@ -89,3 +89,23 @@ def test_same_key_ancestors_after_transforms_equal_a_fresh_walk():
         fresh = MT.Tree(derived.parent, derived.key, derived.depth, derived.calls, derived.incl,
                         derived.own_counts, derived.flags)
         assert carried.tolist() == fresh.same_key_ancestor.tolist()
+
+
+def test_outermost_rows_equals_a_depth_first_walk_on_random_trees():
+    """Rows of one key use the nearest same-key ancestor; rows shared by several keys walk the
+    chain of shared-row ancestors: both equal the depth-first walk's answer."""
+    from jbgui.model import merged_tree as MT
+    from jbgui.model import methods_table as MTab
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        n = int(rng.integers(1, 400))
+        parent = np.array([-1 if i == 0 or rng.random() < 0.05 else int(rng.integers(0, i)) for i in range(n)], np.int64)
+        key = rng.integers(1, 12, n).astype(np.int64)
+        z = np.zeros(n, np.int64)
+        tree = MT.Tree(parent, key, z, np.ones(n, np.int64), np.zeros((n, 3), np.int64), np.zeros((n, 2), np.int64), z)
+        row_of_key = np.array([0, 0, 1, 2, 2, 2, 3, 4, 5, 6, 6, 7], np.int64)   # rows 0, 2, 6 shared
+        row = row_of_key[key]
+        shared = np.bincount(row_of_key[1:], minlength=8) > 1
+        got = MTab._outermost_rows(parent, tree.same_key_ancestor, row, shared)
+        assert got.tolist() == tree.outermost(row).tolist()

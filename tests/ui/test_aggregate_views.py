@@ -39,7 +39,13 @@ def panel(qtbot, analysis):
     p.state.set_only_mine(False)
     p.state.set_rules([], [])
     p.selection = selection
+    settle(qtbot, p)
     return p
+
+
+def settle(qtbot, panel) -> None:
+    """Wait for the workers: the tree and every visible view's data computed and shown."""
+    qtbot.waitUntil(panel.idle, timeout=60000)
 
 
 def mid(analysis, spec):
@@ -76,6 +82,7 @@ def test_methods_table_shows_the_model_values_and_selects_the_method(qtbot, pane
     panel.selection.methodSelected.connect(lambda m, s: got.append(m))
     click_row(qtbot, panel.methods.table, model.index(r, 0))
     assert got[-1] == mid(analysis, "Main.leaf")
+    settle(qtbot, panel)
     # the butterfly follows the selection: callers a (3 calls) and b (5 calls)
     bf = panel.butterfly
     callers = {bf.callers.topLevelItem(k).text(0).split("(")[0]: bf.callers.topLevelItem(k).text(1)
@@ -105,6 +112,7 @@ def test_thread_and_only_my_code_from_the_toolbar(qtbot, panel, analysis):
     assert panel.state.thread == main_index(analysis)
     qtbot.mouseClick(bar.only_mine, Qt.MouseButton.LeftButton, pos=QPoint(5, bar.only_mine.height() // 2))
     assert panel.state.only_mine
+    settle(qtbot, panel)
     expected = TR.AggregateView(analysis).tree((TR.Transform("only-my-code"),), main_index(analysis))
     table = MTab.compute(expected, analysis.statics)
     model = panel.methods.model
@@ -116,6 +124,7 @@ def test_thread_and_only_my_code_from_the_toolbar(qtbot, panel, analysis):
     bar.include.setFocus()
     qtbot.keyClicks(bar.include, "java.util")
     qtbot.keyClick(bar.include, Qt.Key.Key_Return)
+    settle(qtbot, panel)
     names = {model.value(r, 0) for r in range(model.rowCount())}
     assert any(n.startswith("java.util.TimSort") for n in names)
 
@@ -123,6 +132,7 @@ def test_thread_and_only_my_code_from_the_toolbar(qtbot, panel, analysis):
 def test_merged_tree_view_matches_the_model_and_transforms_undo(qtbot, panel, analysis):
     panel.tabs.setCurrentWidget(panel.merged)
     panel.toolbar.thread.setCurrentIndex(panel.toolbar.thread.findData(main_index(analysis)))
+    settle(qtbot, panel)
     model = panel.merged.model
     tree = TR.AggregateView(analysis).base(main_index(analysis))
     roots = [model.index(r, 0) for r in range(model.rowCount())]
@@ -139,6 +149,7 @@ def test_merged_tree_view_matches_the_model_and_transforms_undo(qtbot, panel, an
     # merge Main.a through the state (what the context menu does): leaf under main with 8 calls
     panel.state.push(TR.Transform("merge", mid(analysis, "Main.a")))
     panel.state.push(TR.Transform("merge", mid(analysis, "Main.b")))
+    settle(qtbot, panel)
     roots = [model.index(r, 0) for r in range(model.rowCount())]
     main = next(i for i in roots if model.data(i).startswith("Main.main"))
     leaf = next(model.index(r, 0, main) for r in range(model.rowCount(main))
@@ -151,6 +162,7 @@ def test_merged_tree_view_matches_the_model_and_transforms_undo(qtbot, panel, an
     undo = next(b for b in buttons if b.text() == "Undo")
     qtbot.mouseClick(undo, Qt.MouseButton.LeftButton)
     assert len(panel.state.transforms) == 1
+    settle(qtbot, panel)
     buttons = [panel.toolbar.crumbs.itemAt(k).widget() for k in range(panel.toolbar.crumbs.count())
                if panel.toolbar.crumbs.itemAt(k).widget() is not None]
     complete = next(b for b in buttons if b.text() == "Complete tree")
@@ -161,6 +173,7 @@ def test_merged_tree_view_matches_the_model_and_transforms_undo(qtbot, panel, an
 def test_callers_view_lists_the_paths_that_called_leaf(qtbot, panel, analysis):
     panel.toolbar.thread.setCurrentIndex(panel.toolbar.thread.findData(main_index(analysis)))
     panel.tabs.setCurrentWidget(panel.callers)
+    settle(qtbot, panel)
     model = panel.callers.model
     leaf = next(model.index(r, 0) for r in range(model.rowCount()) if model.data(model.index(r, 0)).startswith("Main.leaf"))
     assert model.data(model.index(leaf.row(), 3)) == "8"
@@ -176,6 +189,7 @@ def test_callers_view_lists_the_paths_that_called_leaf(qtbot, panel, analysis):
 
 def test_search_highlights_and_counts(qtbot, panel, analysis):
     panel.toolbar.thread.setCurrentIndex(panel.toolbar.thread.findData(main_index(analysis)))
+    settle(qtbot, panel)
     qtbot.keyClicks(panel.toolbar.search, "Main\\.(leaf|fact)")
     tree = TR.AggregateView(analysis).base(main_index(analysis))
     leaf, fact = mid(analysis, "Main.leaf"), mid(analysis, "Main.fact")
@@ -193,6 +207,7 @@ def test_flame_graph_zooms_on_click_and_goes_back(qtbot, panel, analysis):
     panel.toolbar.thread.setCurrentIndex(panel.toolbar.thread.findData(main_index(analysis)))
     panel.tabs.setCurrentWidget(panel.flame)
     qtbot.waitExposed(panel.flame.canvas)
+    settle(qtbot, panel)
     canvas = panel.flame.canvas
     lay = canvas.layout_
     tree = lay.tree
@@ -224,6 +239,7 @@ def test_flame_graph_zooms_on_click_and_goes_back(qtbot, panel, analysis):
     assert canvas.zoom == -1
     # weight by calls: the layout's total is the number of calls
     panel.toolbar.weight.setCurrentText("calls")
+    settle(qtbot, panel)
     assert panel.flame.canvas.layout_.total == len(analysis.thread(main_index(analysis)).calls)
     # flip: the root row is drawn at the bottom
     qtbot.mouseClick(panel.flame.flip, Qt.MouseButton.LeftButton, pos=QPoint(5, panel.flame.flip.height() // 2))
