@@ -104,6 +104,16 @@ class CallTable:
             for name, (_col, dtype) in R.COLUMNS.items():
                 setattr(self, name, np.zeros(rows, dtype))
 
+    @classmethod
+    def of_replay(cls, directory: Path, result) -> "CallTable":
+        """The call table that :func:`jbgui.model.replay.replay_stream` wrote into ``directory``
+        (for tools and tests that replay one stream without an :class:`Analysis`)."""
+        names = {col: name for name, (col, _d) in R.COLUMNS.items()}
+        patches = np.asarray(result.patches, np.int64).reshape(-1, 3)
+        stored = S.StoredColumns(directory, result.rows, result.blocks, result.frames, result.dtypes,
+                                 S.patches_by_column(patches, names, result.rows)) if result.rows else None
+        return cls(directory, result.rows, stored)
+
     def __getattr__(self, name: str):
         # A column is decoded from the store on first use and kept (an ordinary attribute after).
         if name in R.COLUMNS and "_stored" in self.__dict__:
@@ -192,6 +202,12 @@ class ThreadReplay:
         if self._cct is None:
             self._cct = CCT.load_or_compute(self.calls, self.calls.directory, K.F_NATIVE | K.F_UNTRACED)
         return self._cct
+
+    @property
+    def cct_ready(self) -> bool:
+        """Whether the calling-context tree is at hand (computed, or kept beside the columns)
+        rather than costing a pass over every call."""
+        return self._cct is not None or CCT.is_stored(self.calls.directory)
 
     _cct: dict | None = None
     _summary: dict | None = None

@@ -163,6 +163,11 @@ def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=No
     return {name: by_column[col] for name, col in cols.items()}
 
 
+def is_stored(directory: Path | None) -> bool:
+    """Whether a thread's tree is kept in ``directory`` (its call columns' directory)."""
+    return derived.is_stored(directory, _FILE)
+
+
 def load_or_compute(calls, directory: Path | None, synthetic_mask: int) -> dict[str, np.ndarray]:
     """The thread's tree from ``directory/cct.npz``, computed and stored there first if needed.
     The dict also holds ``capped`` (a one-element bool array, always False: the tree is exact)."""

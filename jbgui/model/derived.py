@@ -13,6 +13,11 @@ import numpy as np
 from jbgui.model import store
 
 
+def is_stored(directory: Path | None, name: str) -> bool:
+    """Whether ``directory/name`` has been computed and kept (it may still prove damaged when read)."""
+    return directory is not None and (Path(directory) / f"{name}.zst").is_file()
+
+
 def load_or_compute(directory: Path | None, name: str, keys: tuple[str, ...],
                     compute: Callable[[], dict[str, np.ndarray]],
                     valid: Callable[[dict[str, np.ndarray]], bool] = lambda _arrays: True) -> dict[str, np.ndarray]:

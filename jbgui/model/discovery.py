@@ -84,18 +84,23 @@ def first_run_in(analysis: Analysis, start_nanos: float, end_nanos: float) -> di
     return {k: v[sel] for k, v in runs.items()}
 
 
+# The event word's fields (jbgui.model.layout owns them), as module constants numba folds in.
+_TYPE_SHIFT, _TYPE_BLOCK = layout.TYPE_SHIFT, layout.TYPE_BLOCK
+_METHOD_SHIFT, _MAX_METHOD_ID, _BLOCK_MASK = layout.METHOD_SHIFT, layout.MAX_METHOD_ID, layout.BLOCK_MASK
+
+
 @numba.njit(cache=True, nogil=True)
 def _first_blocks(words, base, page_base, out):
     """``out[gb]``: the first event index of block ``gb`` (-1 until seen), over a batch of words
     starting at event ``base``."""
     for i in range(len(words)):
         w = np.int64(words[i])
-        if (w >> 30) != 3:
+        if (w >> _TYPE_SHIFT) != _TYPE_BLOCK:
             continue
-        page = (w >> 11) & 0x7FFFF
+        page = (w >> _METHOD_SHIFT) & _MAX_METHOD_ID
         if page >= len(page_base) or page_base[page] < 0:
             continue
-        gb = page_base[page] + (w & 0x7FF)
+        gb = page_base[page] + (w & _BLOCK_MASK)
         if gb < len(out) and out[gb] < 0:
             out[gb] = base + i
 

@@ -193,7 +193,6 @@ def _collapsed(analysis: Analysis, thread: ThreadReplay, names: dict[int, int]) 
     """Bytes and lines of one thread's collapsed stacks: from its calling-context tree when it was
     computed before, else at most one line per call."""
     calls = thread.calls
-    directory = getattr(calls, "directory", None)
     n = len(calls)
     step = max(1, n // 100_000)
     depth = np.asarray(calls.depth)[::step].astype(np.float64)
@@ -201,8 +200,7 @@ def _collapsed(analysis: Analysis, thread: ThreadReplay, names: dict[int, int]) 
     uniq, inverse = np.unique(method, return_inverse=True)
     name = _name_lengths(analysis, names, uniq)[inverse].astype(np.float64)
     frame = float(name.mean()) * COLLAPSED_NAME_SHARE + COLLAPSED_FRAME_BYTES
-    cached = directory is not None and (Path(directory) / "cct.npz").exists()
-    if cached:
+    if thread.cct_ready:
         cct = thread.cct
         keys = np.asarray(cct["key"], np.int64)
         uniq, inverse = np.unique(keys, return_inverse=True)

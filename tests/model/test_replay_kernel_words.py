@@ -72,7 +72,7 @@ def replay(statics, words, tmp_path: Path, ended: bool = True):
     tmp_path.mkdir(parents=True, exist_ok=True)
     stream.write_bytes(head + chunk + payload)
     result, _ = R.replay_stream(statics, R.kernel_statics(statics), R.new_state(statics), stream, tmp_path / "out")
-    calls = CallTable(tmp_path / "out", result.rows, result.dtypes)
+    calls = CallTable.of_replay(tmp_path / "out", result)
     rows = [{"method": int(calls.method[i]), "parent": int(calls.parent[i]), "depth": int(calls.depth[i]),
              "first": int(calls.first[i]), "last": int(calls.last[i]), "flags": int(calls.flags[i])}
             for i in range(len(calls))]
