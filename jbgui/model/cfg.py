@@ -276,7 +276,7 @@ def to_dot(cfg: Cfg) -> str:
     """The graph in Graphviz's language: edge width and label by count, never-run blocks and
     never-taken edges dashed and grey, exception edges dotted, back edges bold."""
     top = max([e.count for e in cfg.edges] + [1])
-    lines = [f"digraph cfg {{", '  graph [fontname="sans" fontsize=10 ranksep=0.35 nodesep=0.3];',
+    lines = ["digraph cfg {", '  graph [fontname="sans" fontsize=10 ranksep=0.35 nodesep=0.3];',
              '  node [shape=box fontname="monospace" fontsize=9 style=rounded margin="0.12,0.06"];',
              '  edge [fontname="sans" fontsize=8];',
              f'  label="{_esc(cfg.name)}{" call " + cfg.call if cfg.call else ""}"; labelloc=t;']

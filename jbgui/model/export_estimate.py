@@ -15,7 +15,6 @@ tests check it); they are meant for "13 GB" against "40 MB", not for the last by
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numba

@@ -139,7 +139,6 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
     """The table of ``tree`` grouped by method, class or package."""
     if group not in GROUPS:
         raise ValueError(f"group must be one of {', '.join(GROUPS)}")
-    keys = tree.key
     if group == "method":
         uniq, kinv = tree.dense_keys
         # native/untraced calls from different call sites to one target share a name and a row
