@@ -110,7 +110,7 @@ say "agent: $agent_jar"
 
 # No open of a trace should pay for compiling kernels: record the bundled example once and run
 # everything an open runs on it (python -m jbgui.model.warmup). Redone when jbgui/model changes.
-warm_wanted="$(cat jbgui/model/*.py | sha256sum | cut -d' ' -f1) $("$VENV/bin/python" -V 2>&1)"
+warm_wanted="$(find jbgui/model -name "*.py" | sort | xargs cat | sha256sum | cut -d' ' -f1) $("$VENV/bin/python" -V 2>&1)"
 WARM_STAMP="$VENV/.jbgui-warmup-stamp"
 if [ ! -f "$WARM_STAMP" ] || [ "$(cat "$WARM_STAMP")" != "$warm_wanted" ]; then
     say "compiling the analyzer's kernels into numba's cache (once per change of jbgui/model; about a minute)"

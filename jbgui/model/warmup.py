@@ -20,7 +20,21 @@ import tempfile
 import time
 from pathlib import Path
 
-MODULES = ("replay_kernel", "timeline_kernel", "call_queries", "call_summary", "cct", "export", "sql", "store")
+import numpy as np
+
+
+
+def _model_modules() -> tuple[str, ...]:
+    """Every module of jbgui.model (subpackages included), so that a kernel added anywhere is
+    checked for cache=True without anyone remembering to list it here."""
+    import pkgutil
+
+    import jbgui.model as model
+    names = [m.name[len("jbgui.model."):] for m in pkgutil.walk_packages(model.__path__, "jbgui.model.")]
+    return tuple(sorted(n for n in names if n != "warmup"))
+
+
+MODULES = _model_modules()
 
 
 def kernels() -> dict[str, object]:
@@ -54,7 +68,7 @@ def _try(label: str, failures: list[str], fn, *args, **kwargs):
 
 def exercise(trace: Path) -> list[str]:
     """Run what opening and exploring ``trace`` runs; returns the steps that failed."""
-    import numpy as np
+
 
     from jbgui.model import call_queries as Q
     from jbgui.model import metrics
@@ -97,7 +111,60 @@ def exercise(trace: Path) -> list[str]:
     from jbgui.model import sql
     _try("sql", failures, sql.query, analysis, "SELECT sum(own_bytecodes), sum(own_blocks) FROM calls")
     _try("sql", failures, sql.query, analysis, "SELECT count(*) FROM calls")
+    _try("aggregated views", failures, _aggregated, analysis)
+    _try("block views", failures, _block_views, analysis)
+    _try("range statistics", failures, _range, analysis)
     return failures
+
+
+def _aggregated(analysis) -> None:
+    """The aggregated views: merged trees, a transform, the methods table, the flame graph."""
+    from jbgui.model import flame, methods_table
+    from jbgui.model import transforms as TR
+    view = TR.AggregateView(analysis)
+    tree = view.tree()
+    hottest = int(tree.key[int(np.argmax(tree.own("bytecodes")))])
+    for stack in ((), (TR.Transform("only-my-code"),), (TR.Transform("merge", hottest),),
+                  (TR.Transform("collapse-recursion"),), (TR.Transform("focus-method", hottest),)):
+        t = view.tree(stack)
+        methods_table.compute(t, analysis.statics)
+        layout = flame.layout(t)
+        layout.rects(min_width=float(np.sum(t.calls)) / 1000)
+    busiest = max(analysis.threads, key=lambda t: len(t.calls))
+    view.tree((), busiest.index)
+
+
+def _block_views(analysis) -> None:
+    """The block views on the method whose blocks ran most: CFG, profile (variants, loops), one
+    call's path, exception flow, first runs."""
+    from jbgui.model import block_paths, cfg, discovery, exception_flow, method_profile
+    st = analysis.statics
+    counts = np.zeros(st.n_blocks, np.int64)
+    for t in analysis.threads:
+        counts += t.block_counts
+    method = int(st.b_method[int(np.argmax(counts))])
+    cfg.method_cfg(analysis, method)
+    method_profile.method_profile(analysis, method)
+    for t in analysis.threads:
+        rows = np.flatnonzero(np.asarray(t.calls.method) == method)
+        if len(rows):
+            block_paths.call_path(analysis, t, int(rows[0]))
+            cfg.call_cfg(analysis, t, int(rows[0]))
+            break
+    exception_flow.grouped(analysis)
+    discovery.first_runs(analysis)
+    discovery.first_block_runs(analysis)
+
+
+def _range(analysis) -> None:
+    """Range statistics over the middle of the busiest thread."""
+    from jbgui.model import range_stats
+    busiest = max(analysis.threads, key=lambda t: len(t.calls))
+    calls = busiest.calls
+    for use_clock in (True, False):
+        lo, hi = (busiest.times(np.array([float(calls.first[0]), float(np.max(calls.last))]))
+                  if use_clock else (float(calls.first[0]), float(np.max(calls.last))))
+        range_stats.range_stats(analysis, lo + (hi - lo) / 4, hi - (hi - lo) / 4, use_clock)
 
 
 def cache_report(dispatchers: dict[str, object]) -> tuple[int, int, list[str]]:
