@@ -1,7 +1,9 @@
 """The analysis store on real traces: size against the trace, cold and warm opens, replay
 throughput, peak memory, and the first open after a fresh install (issue 13).
 
-For each trace (hard-linked copies of /work/traces/javac-* by default, never opened in place):
+For each trace (hard-linked copies of the traces the other benchmarks record under build/bench —
+``bench_explorer.py`` records javac-agent-sources, ``bench_analyzer.py`` javac-java-util-stream —
+or of ``--traces-dir``; never opened in place):
 
 - trace size (events + static.xml), cache size after an open that also builds the derived arrays
   (calling-context trees, summaries, the timeline's index), and their ratio;
@@ -33,7 +35,8 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TRACES = Path("/work/traces")
+# Where the traces are: the other benchmarks record them here (--traces-dir or $JBGUI_BENCH_TRACES).
+TRACES = Path(os.environ.get("JBGUI_BENCH_TRACES", REPO / "build" / "bench"))
 WORK = REPO / "build" / "bench-store"
 DEFAULT_TRACES = ("javac-agent-sources", "javac-java-util-stream")
 
@@ -105,7 +108,7 @@ def tree_size(path: Path) -> int:
 
 
 def copy_trace(name: str, prefix: str = "") -> Path:
-    """A hard-linked copy of /work/traces/NAME under build/bench-store, without its cache."""
+    """A hard-linked copy of TRACES/NAME under build/bench-store, without its cache."""
     source = TRACES / name
     target = WORK / f"{prefix}{name}"
     if not target.exists():
@@ -195,8 +198,10 @@ def bench_install(runs: int) -> dict:
 
 
 def main() -> int:
+    global TRACES
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--traces", nargs="*", default=list(DEFAULT_TRACES), help="names under /work/traces")
+    parser.add_argument("--traces", nargs="*", default=list(DEFAULT_TRACES), help="trace directory names under --traces-dir")
+    parser.add_argument("--traces-dir", type=Path, default=TRACES, help="where the traces are (default: build/bench)")
     parser.add_argument("--runs", type=int, default=3, help="fresh processes per measurement (median)")
     parser.add_argument("--baseline", metavar="REV", default="c61eac4",
                         help="also measure jbgui at REV (the store before issue 13) on the first trace, side by side; "
@@ -205,6 +210,13 @@ def main() -> int:
     args = parser.parse_args()
     load_before = os.getloadavg()
     results = []
+    TRACES = args.traces_dir
+    for name in args.traces:
+        if not (TRACES / name / "trace.json").is_file():
+            print(f"bench_store: no trace {TRACES / name}: record it first (benchmarks/bench_explorer.py records "
+                  f"javac-agent-sources, benchmarks/bench_analyzer.py javac-java-util-stream) or pass --traces-dir",
+                  file=sys.stderr)
+            return 2
     for i, name in enumerate(args.traces):
         if i == 0 and args.baseline:
             got = bench_trace(name, args.runs, baseline_code(args.baseline), f"at {args.baseline}")
