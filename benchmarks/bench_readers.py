@@ -10,7 +10,7 @@ baseline and for this tree:
 
 Prints medians, events per second, peak resident memory and the ratio this/baseline per mode.
 
-    .venv/bin/python benchmarks/bench_readers.py --trace /work/wt/harden-traces/javac-agent-sources --runs 3
+    .venv/bin/python benchmarks/bench_readers.py --trace build/bench/javac-agent-sources --runs 3
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ toggling only my code and applying a transform (re-merging the cached tree).
 
 Usage: python benchmarks/bench_views.py [TRACE] [--repeat N] [--include PREFIX]...
 
-TRACE defaults to /work/wt/views-traces/javac-java-util-stream (a hard-linked copy of javac on
-java/util/stream: ~1 billion events, 225 M calls). Its replay must be cached already (open it once
+TRACE defaults to build/bench/javac-java-util-stream (javac on java/util/stream, recorded by
+bench_analyzer.py: ~1 billion events, 225 M calls). Its replay must be cached already (open it once
 with ``jbtrace stats`` or the explorer). javac's own classes are JDK classes, so "my code" is
 given as --include com.sun.tools.javac (the default). Prints each step's median and the target.
 
@@ -30,7 +30,8 @@ from jbgui.model import transforms as TR
 from jbgui.model.analysis import Analysis
 from jbgui.model.scope import Scope, ScopeRules
 
-DEFAULT = "/work/wt/views-traces/javac-java-util-stream"
+# bench_analyzer.py records this trace (javac on java/util/stream) when it is missing.
+DEFAULT = str(Path(__file__).resolve().parent.parent / "build" / "bench" / "javac-java-util-stream")
 
 
 def timed(f):
