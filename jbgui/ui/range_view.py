@@ -178,12 +178,13 @@ class RangeView(QWidget):
                 self.threads.setItem(i, c, _number(value))
         parts = []
         if stats.exceptions:
-            top = sorted(stats.exceptions.items(), key=lambda kv: -kv[1])[:8]
+            top = sorted(stats.exceptions.items(), key=lambda kv: -kv[1])[:4]
             parts.append("Exceptions: " + ", ".join(f"{html.escape(a.statics.class_name_of_id(c))} ×{n}"
                                                     for c, n in top))
         if stats.class_loads:
-            names = [a.statics.class_name_of_id(c) for c in stats.class_loads[:12]]
-            more = f" and {len(stats.class_loads) - 12:,} more" if len(stats.class_loads) > 12 else ""
+            # a few names: a long list would take the flame graph's height in a bottom dock
+            names = [a.statics.class_name_of_id(c) for c in stats.class_loads[:5]]
+            more = f" and {len(stats.class_loads) - 5:,} more" if len(stats.class_loads) > 5 else ""
             parts.append("Classes loaded: " + html.escape(", ".join(names)) + more)
         edges = sum(len(t.edge_rows) for t in stats.threads)
         if edges:

@@ -33,6 +33,7 @@ def test_a_block_clicked_in_either_view_is_selected_in_the_other(qtbot, trace):
     with qtbot.waitSignal(w.traceLoaded, timeout=120_000):
         w.open_trace(trace)
     w.block_views.dock.show()
+    w.method_dock.show()      # a layout remembered by an earlier test may have hidden it
     panel = w.block_views
     panel.setCurrentWidget(panel.cfg)
     cfg, mv = panel.cfg, w.method_view
@@ -47,8 +48,9 @@ def test_a_block_clicked_in_either_view_is_selected_in_the_other(qtbot, trace):
     w.selection.blockSelected.connect(lambda m, b, src: seen.append((m, b, src)))
 
     # method view -> CFG: click in block 2's text (not on a link)
+    qtbot.waitUntil(lambda: mv.browser.isVisible() and mv.browser.viewport().height() > 100)
+    qtbot.waitUntil(lambda: mv.block_at(QPoint(mv.block_position(2).x() + 60, mv.block_position(2).y())) == 2)
     pos = mv.block_position(2)
-    assert pos is not None
     inside = QPoint(pos.x() + 60, pos.y())       # past the "#2" link, on the block's offsets
     assert not mv.browser.anchorAt(inside) and mv.block_at(inside) == 2
     qtbot.mouseClick(mv.browser.viewport(), Qt.MouseButton.LeftButton, pos=inside)
