@@ -4,17 +4,20 @@ with counts and receiver types), its exception handlers and successors, and its 
 
 Rendered as rich text in a QTextBrowser. Links: a call site goes to the callee (the matching call
 below the selected call when there is one, else the callee method), a handler or successor to its
-block. Counts for a selected call and listings fetched through the JVM bridge are computed by
+block. A click on a block (its #N or anywhere in it) selects it (:meth:`Selection.select_block`,
+so the CFG outlines it); a block selected elsewhere gets an orange bar here and is scrolled to.
+Counts for a selected call and listings fetched through the JVM bridge are computed by
 :class:`Task` off the GUI thread.
 """
 
 from __future__ import annotations
 
+import bisect
 import html
 import math
 
 import numpy as np
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtWidgets import (
     QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget,
 )
@@ -32,6 +35,7 @@ from jbgui.ui.selection import CallRef, Selection
 from jbgui.ui.tasks import Task
 
 MAX_SOURCE_LINES_PER_BLOCK = 6
+SELECTED_BLOCK_COLOR = "#ff8c00"   # the CFG view's outline of the selected block
 
 
 class MethodView(QWidget):
@@ -69,6 +73,10 @@ class MethodView(QWidget):
         self.browser = QTextBrowser()
         self.browser.setOpenLinks(False)
         self.browser.anchorClicked.connect(self._link)
+        # A click anywhere in a block (not only on a link) selects it, so the CFG outlines it too.
+        self.browser.viewport().installEventFilter(self)
+        self.selected_block = -1
+        self._block_starts: list[tuple[int, int]] = []   # (document position, block index), sorted
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)
@@ -76,6 +84,8 @@ class MethodView(QWidget):
         layout.addWidget(self.browser, 1)
         selection.callSelected.connect(self._on_call)
         selection.methodSelected.connect(self._on_method)
+        if hasattr(selection, "blockSelected"):
+            selection.blockSelected.connect(self._on_block)
         self._set_call_mode_enabled(False)
 
     # ------------------------------------------------------------------ content
@@ -106,6 +116,9 @@ class MethodView(QWidget):
             self.header.setText(f"No static information for method id {method}")
             self.browser.clear()
             return
+        if self.info.method != getattr(self, "_shown_method", None):
+            self.selected_block = -1
+            self._shown_method = self.info.method
         self.call = call
         self.call_counts = None
         self.listing = None
@@ -222,7 +235,9 @@ class MethodView(QWidget):
             heat = math.log1p(n) / math.log1p(hottest) if hottest and n else 0.0
             bar = colors.heat_color(heat, dark).name() if n else colors.pick(colors.EMPTY_BAR, dark)
             tint = colors.heat_tint(heat, dark).name() if n else ""
-            title = f"<a name='b{b.index}'></a><b>#{b.index}</b> &nbsp;<code>[{b.start}, {b.end})</code>"
+            if b.index == self.selected_block:
+                bar = SELECTED_BLOCK_COLOR   # the CFG's outline colour: the same block in both views
+            title = f"<a name='b{b.index}'></a><a href='block:{b.index}'><b>#{b.index}</b></a> &nbsp;<code>[{b.start}, {b.end})</code>"
             if b.lines:
                 title += f" &nbsp;line{'s' if len(b.lines) > 1 else ''} {_line_ranges(b.lines)}"
             title += f" &nbsp;&nbsp;<b>×{format_count(n)}</b>"
@@ -257,6 +272,75 @@ class MethodView(QWidget):
             parts.append(f"<table width='100%' cellspacing='0' cellpadding='3' style='margin-bottom:6px'><tr>"
                          f"<td width='7' bgcolor='{bar}'></td><td{cell}>{'<br>'.join(body)}</td></tr></table>")
         self.browser.setHtml("".join(parts))
+        self._index_blocks()
+        if self.selected_block >= 0:
+            self.browser.scrollToAnchor(f"b{self.selected_block}")
+
+    def _index_blocks(self) -> None:
+        # Where each block's anchor landed in the document, to map a click position to its block.
+        starts = []
+        doc_block = self.browser.document().begin()
+        while doc_block.isValid():
+            it = doc_block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                for name in fragment.charFormat().anchorNames():
+                    if name.startswith("b") and name[1:].isdigit():
+                        starts.append((fragment.position(), int(name[1:])))
+                it += 1
+            doc_block = doc_block.next()
+        self._block_starts = sorted(starts)
+
+    def block_at(self, pos) -> int:
+        """The index of the block drawn at viewport position ``pos``, or -1."""
+        if not self._block_starts:
+            return -1
+        where = self.browser.cursorForPosition(pos).position()
+        i = bisect.bisect_right(self._block_starts, (where, 1 << 62)) - 1
+        return self._block_starts[i][1] if i >= 0 else -1
+
+    def block_position(self, block: int):
+        """A viewport point inside block ``block``'s title (scrolled into view), for tests and tours."""
+        self.browser.scrollToAnchor(f"b{block}")
+        for position, index in self._block_starts:
+            if index == block:
+                cursor = self.browser.textCursor()
+                cursor.setPosition(position + 1)
+                return self.browser.cursorRect(cursor).center()
+        return None
+
+    def eventFilter(self, obj, event) -> bool:
+        if obj is self.browser.viewport() and event.type() == QEvent.Type.MouseButtonRelease \
+                and event.button() == Qt.MouseButton.LeftButton and self.info is not None:
+            pos = event.position().toPoint()
+            # Links act by themselves; a plain click elsewhere in a block selects the block.
+            if not self.browser.anchorAt(pos) and not self.browser.textCursor().hasSelection():
+                block = self.block_at(pos)
+                if block >= 0:
+                    self.select_block(block)
+        return super().eventFilter(obj, event)
+
+    def select_block(self, block: int) -> None:
+        """Mark ``block`` here and tell the other views (the CFG outlines it)."""
+        if self.info is None:
+            return
+        self._mark(block)
+        self.selection.select_block(self.info.method, block, self)
+
+    def _mark(self, block: int) -> None:
+        if block == self.selected_block:
+            self.browser.scrollToAnchor(f"b{block}")
+            return
+        bar = self.browser.verticalScrollBar().value()
+        self.selected_block = block
+        self.render()
+        self.browser.verticalScrollBar().setValue(bar)
+        self.browser.scrollToAnchor(f"b{block}")
+
+    def _on_block(self, method: int, block: int, source) -> None:
+        if source is self or self.info is None or self.info.method != method:
+            return
+        self._mark(block)
 
     def _site_html(self, s) -> str:
         e = html.escape
@@ -301,8 +385,8 @@ class MethodView(QWidget):
 
     def _link(self, url: QUrl) -> None:
         kind, _, value = url.toString().partition(":")
-        if kind == "block":
-            self.browser.scrollToAnchor(f"b{value}")
+        if kind == "block" and value.isdigit():
+            self.select_block(int(value))
         elif kind == "site" and self.loaded is not None and self.info is not None:
             site = int(value)
             st = self.loaded.analysis.statics

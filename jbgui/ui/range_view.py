@@ -1,7 +1,9 @@
 """The range panel: what happened in the time range selected in the timeline (Shift+drag, or
 "Range of call"): calls, own bytecodes and blocks, exceptions and class loads per thread, and the
-hot methods by own bytecodes within the range. Computed by :mod:`jbgui.model.range_stats` off the
-GUI thread; a method row selects that method everywhere.
+hot methods by own bytecodes within the range, and the flame graph of the range (the merged tree
+of the calls that ran entirely inside it, :mod:`jbgui.model.range_tree`). Computed by
+:mod:`jbgui.model.range_stats` and :mod:`jbgui.model.range_tree` off the GUI thread; a method row
+or a clicked frame selects that method everywhere (a frame click also zooms into it).
 
 Calls running across an edge of the range did part of their work outside it; they are counted
 apart ("edge calls") rather than split.
@@ -14,11 +16,18 @@ import math
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy, QTableWidget, QTableWidgetItem, QTabWidget,
+    QVBoxLayout, QWidget,
 )
 
+from jbgui.model import cct as CCT
+from jbgui.model import flame
 from jbgui.model import range_stats as RS
+from jbgui.model import range_tree as RT
 from jbgui.model.analysis import Analysis
+from jbgui.ui import colors
+from jbgui.ui.aggregate_state import AggregateState
+from jbgui.ui.flame_view import FlameCanvas
 from jbgui.ui.format import format_count, format_duration
 from jbgui.ui.selection import Selection
 from jbgui.ui.tasks import Task
@@ -67,17 +76,43 @@ class RangeView(QWidget):
         self.extra = QLabel()
         self.extra.setWordWrap(True)
         self.extra.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.methods)
-        split.addWidget(self.threads)
+        # The flame graph's own naming state: the Aggregated tab's scope and transforms do not
+        # apply to a range (it only lends the canvas method names, no search).
+        self.names = AggregateState(self)
+        self.flame = FlameCanvas(self.names)
+        self.flame.setMinimumHeight(60)
+        self.flame.frameClicked.connect(self._frame_clicked)
+        self.flame.frameHovered.connect(self._frame_hovered)
+        self.flame_all = QPushButton("All")
+        self.flame_all.setToolTip("Back to the whole range")
+        self.flame_all.clicked.connect(lambda: self._zoom(-1))
+        self.flame_status = QLabel()
+        self.flame_status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        flame_box = QWidget()
+        flame_row = QHBoxLayout()
+        flame_row.addWidget(self.flame_all)
+        flame_row.addWidget(self.flame_status, 1)
+        flame_column = QVBoxLayout(flame_box)
+        flame_column.setContentsMargins(0, 0, 0, 0)
+        flame_column.addLayout(flame_row)
+        flame_column.addWidget(self.flame, 1)
+        self.tree = None
+        self._hues = None
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.methods, "Hot methods")
+        self.tabs.addTab(flame_box, "Flame graph")
+        self.tabs.addTab(self.threads, "Threads")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)
-        layout.addWidget(split, 1)
+        layout.addWidget(self.tabs, 1)
         layout.addWidget(self.extra)
 
     def set_trace(self, analysis: Analysis | None) -> None:
         self.analysis = analysis
+        self.names.analysis = analysis     # names only: no scope is built for the range's graph
+        self._hues = colors.method_hues(analysis.statics) if analysis is not None else None
         self.show_range(math.nan, math.nan)
 
     def show_range(self, start: float, stop: float, use_clock: bool | None = None) -> None:
@@ -94,21 +129,23 @@ class RangeView(QWidget):
             self.methods.setRowCount(0)
             self.threads.setRowCount(0)
             self.extra.clear()
+            self._show_tree(None)
             return
         self.range = (start, stop)
         self.header.setText("Counting the range …")
-        task = Task(lambda _p, _c, a, s, e, u: RS.range_stats(a, s, e, use_clock=u), self.analysis, start, stop,
-                    self.use_clock, name="range")
+        task = Task(_compute, self.analysis, start, stop, self.use_clock, name="range")
         task.succeeded.connect(lambda stats, t=task: self._done(t, stats))
         task.failed.connect(lambda message: self.header.setText(f"The range could not be counted: {message}"))
         self._task = task
         task.start()
 
-    def _done(self, task: Task, stats: RS.RangeStats) -> None:
+    def _done(self, task: Task, result) -> None:
         if task is not self._task:
             return
         self._task = None
+        stats, tree = result
         self.stats = stats
+        self._show_tree(tree)
         a = self.analysis
         width = format_duration(stats.stop - stats.start) if stats.unit == "ns" else f"{stats.stop - stats.start:,.0f} events"
         where = (f"{format_duration(stats.start)} … {format_duration(stats.stop)}" if stats.unit == "ns"
@@ -141,17 +178,50 @@ class RangeView(QWidget):
                 self.threads.setItem(i, c, _number(value))
         parts = []
         if stats.exceptions:
-            top = sorted(stats.exceptions.items(), key=lambda kv: -kv[1])[:8]
+            top = sorted(stats.exceptions.items(), key=lambda kv: -kv[1])[:4]
             parts.append("Exceptions: " + ", ".join(f"{html.escape(a.statics.class_name_of_id(c))} ×{n}"
                                                     for c, n in top))
         if stats.class_loads:
-            names = [a.statics.class_name_of_id(c) for c in stats.class_loads[:12]]
-            more = f" and {len(stats.class_loads) - 12:,} more" if len(stats.class_loads) > 12 else ""
+            # a few names: a long list would take the flame graph's height in a bottom dock
+            names = [a.statics.class_name_of_id(c) for c in stats.class_loads[:5]]
+            more = f" and {len(stats.class_loads) - 5:,} more" if len(stats.class_loads) > 5 else ""
             parts.append("Classes loaded: " + html.escape(", ".join(names)) + more)
         edges = sum(len(t.edge_rows) for t in stats.threads)
         if edges:
             parts.append(f"{edges} calls run across an edge of the range; their own work is not counted above.")
         self.extra.setText("<br>".join(parts))
+
+    # ------------------------------------------------------------------ flame graph
+
+    def _show_tree(self, tree) -> None:
+        self.tree = tree
+        lay = flame.layout(tree, "bytecodes") if tree is not None and len(tree) else None
+        self.flame.set_layout(lay, self._hues)
+        self._zoom(-1)
+
+    def _zoom(self, node: int) -> None:
+        self.flame.zoom = node
+        self.flame.update()
+        self.flame_all.setEnabled(node >= 0)
+        lay = self.flame.layout_
+        if lay is None:
+            self.flame_status.setText("No call ran entirely inside the range." if self.range else "")
+        elif node < 0:
+            self.flame_status.setText(f"{format_count(lay.total)} bytecodes of the {format_count(int(self.tree.calls.sum()))} "
+                                      f"calls that ran entirely inside the range, in {len(self.tree):,} contexts "
+                                      "(calls across an edge are left out). Click a frame to zoom.")
+        else:
+            self.flame_status.setText(self.flame.describe(node).replace("\n", " · "))
+
+    def _frame_clicked(self, node: int) -> None:
+        self._zoom(node)
+        key = int(self.flame.layout_.tree.key[node])
+        if 0 < key < CCT.SYNTHETIC_KEY:
+            self.selection.select_method(key, self)
+
+    def _frame_hovered(self, node: int) -> None:
+        if node >= 0:
+            self.flame_status.setText(self.flame.describe(node).replace("\n", " · "))
 
     def methods_text(self) -> str:
         """The method table as text (one row per line), for a quick look and for tests."""
@@ -168,3 +238,8 @@ class RangeView(QWidget):
         method = row_item.data(Qt.ItemDataRole.UserRole) if row_item is not None else method
         if method:
             self.selection.select_method(int(method), self)
+
+
+def _compute(_progress, _cancelled, analysis, start, stop, use_clock):
+    return (RS.range_stats(analysis, start, stop, use_clock=use_clock),
+            RT.range_tree(analysis, start, stop, use_clock=use_clock))
