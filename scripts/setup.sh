@@ -29,6 +29,8 @@ declare -A WHY=(
     [libasm-java]="ASM 9.4 (/usr/share/java/asm*.jar), the agent's bytecode engine"
     [openjdk-17-source]="/usr/lib/jvm/openjdk-17/lib/src.zip, the javac workload of tests and benchmarks"
     [xvfb]="a virtual X server for GUI tests"
+    [ant]="Apache Ant, a workload of benchmarks/bench_recorder.py"
+    [libjacoco-java]="JaCoCo's agent, the reference cost of benchmarks/bench_recorder.py"
 )
 # What Qt (PySide6 from PyPI) needs from the system to draw, offscreen or on an X server.
 QT_PACKAGES=(libegl1 libgl1 libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0
@@ -36,6 +38,7 @@ QT_PACKAGES=(libegl1 libgl1 libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommo
              libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core)
 for pkg in "${QT_PACKAGES[@]}"; do WHY[$pkg]="a library Qt needs (the explorer's GUI)"; done
 PACKAGES=(openjdk-17-jdk-headless libasm-java openjdk-17-source xvfb "${QT_PACKAGES[@]}")
+PACKAGES+=(ant libjacoco-java)  # the recorder benchmark's workloads (bench_recorder.py)
 
 package_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]
