@@ -30,6 +30,8 @@ declare -A WHY=(
     [libasm-java]="ASM 9.4 (/usr/share/java/asm*.jar), the agent's bytecode engine"
     [openjdk-17-source]="/usr/lib/jvm/openjdk-17/lib/src.zip, the javac workload of tests and benchmarks"
     [xvfb]="a virtual X server for GUI tests"
+    [ant]="Apache Ant, a workload of benchmarks/bench_recorder.py"
+    [libjacoco-java]="JaCoCo's agent, the reference cost of benchmarks/bench_recorder.py"
 )
 # What Qt (PySide6 from PyPI) needs from the system to draw, offscreen or on an X server.
 QT_PACKAGES=(libegl1 libgl1 libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0
@@ -39,6 +41,9 @@ for pkg in "${QT_PACKAGES[@]}"; do WHY[$pkg]="a library Qt needs (the explorer's
 PACKAGES=(openjdk-17-jdk-headless libasm-java openjdk-17-source xvfb "${QT_PACKAGES[@]}")
 WHY[graphviz]="Graphviz's dot: lays out control-flow graphs (jbtrace cfg --format svg, the explorer's CFG view)"
 PACKAGES+=(graphviz)
+WHY[ant]="Apache Ant: a workload of the recorder benchmark (benchmarks/bench_recorder.py)"
+WHY[libjacoco-java]="JaCoCo's agent: the recorder benchmark's reference cost of instrumentation"
+PACKAGES+=(ant libjacoco-java)
 
 package_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jbgui.model import blocking_times
 from jbgui.model import call_summary as CS
 from jbgui.model import cct as CCT
 from jbgui.model import replay as R
@@ -387,12 +388,10 @@ class Analysis:
             stored = S.StoredColumns(tdir, rows, entry["blocks"], entry["frames"], entry["dtypes"],
                                      S.patches_by_column(patches, names, rows)) if rows else None
             samples = clock[clock["stream"] == index] if len(clock) else clock
-            clk = np.stack([samples["position"], samples["nanos"]], 1).astype(np.float64) if len(samples) \
-                else np.zeros((0, 2))
+            clk = blocking_times.clock_points(samples)  # stamps around blocking calls placed there
             if len(clk):
                 start = trace.metadata.get("start", {}).get("nanos", clk[0, 1])
                 clk[:, 1] -= start
-                clk = clk[np.argsort(clk[:, 0], kind="stable")]
             info = infos.get(index, {"index": index})
             threads.append(ThreadReplay(
                 index=index, name=info.get("name") or info.get("end_name") or f"thread {index}", info=info,

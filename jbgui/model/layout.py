@@ -47,6 +47,8 @@ CHUNK_FLAG_LOST_BEFORE = 4
 CLOCK_HEADER_SIZE = 16
 CLOCK_RECORD_SIZE = 32
 CLOCK_FLAG_EXACT = 1
+CLOCK_FLAG_BLOCKING = 2  # taken by the thread around a call that may block (with EXACT)
+CLOCK_FLAG_AFTER = 4  # with BLOCKING: taken when the call had returned
 
 BUFFER_MIN_EVENTS = 1024
 BUFFER_MAX_EVENTS = 16384

@@ -61,6 +61,7 @@ PROGRAMS: dict[str, tuple[str, ...]] = {
     "switches": ("Main",),
     "system_exit": ("Main",),
     "classloaders": ("Main", "Greeter", "HiddenGreeter", "Plugin"),
+    "strict_loaders": ("Main", "Task"),
     "own_asm": ("Main", "org.objectweb.asm."),
     "multithread": ("Main",),
 }
@@ -70,8 +71,6 @@ ONLY_THREADS = {
 
 # Known differences, each checked to fail (strict): remove the entry when it is resolved.
 KNOWN_DIFFERENCES = {
-    "classloaders": "recorder: the instrumented Plugin class makes its defining loader (the program's own) load "
-                    "jbgui.runtime.Tracer: two more ByteLoader.loadClass calls than untraced",
 }
 
 SYNTHETIC = int(Flag.NATIVE) | int(Flag.UNTRACED)

@@ -27,6 +27,8 @@ PROGRAMS = {
     "lambdas": 0,
     "reflection": 0,
     "classloaders": 0,
+    "strict_loaders": 0,
+    "blocking": 0,
     "static_init": 0,
     "system_exit": 7,
     "thread_uncaught": 0,

@@ -43,6 +43,7 @@ public final class Engine {
         Config.recordReceiver = options.selected("receiver_type");
         Config.recordExceptionExit = options.selected("exception_exit");
         Config.clockPeriodMicros = options.clockMicros;
+        Config.blockingStamps = options.blocking;
 
         Module runtime = Tracer.class.getModule();
         for (Module m : ModuleLayer.boot().modules()) {

@@ -22,7 +22,7 @@ final class Options {
     static final List<String> EVENT_NAMES = Arrays.asList(
             "class_load", "method_start", "method_end", "basic_block", "receiver_type", "exception_exit");
     private static final List<String> KEYS = Arrays.asList(
-            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record", "cache");
+            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record", "cache", "blocking");
 
     File out;
     boolean outGiven;
@@ -48,6 +48,8 @@ final class Options {
      * start, at every buffer flush and at its end remain.
      */
     int clockMicros = 0;
+    /** Exact clock samples around calls that may block (sleep, wait, park, blocking I/O). */
+    boolean blocking = true;
 
     /** $JBGUI_CACHE/classes, else $XDG_CACHE_HOME/jbgui/classes, else ~/.cache/jbgui/classes. */
     private static File defaultCacheDir() {
@@ -89,6 +91,7 @@ final class Options {
             case "jdk": jdk = onOff(key, value); break;
             case "instructions": instructions = onOff(key, value); break;
             case "record": record = onOff(key, value); break;
+            case "blocking": blocking = onOff(key, value); break;
             case "cache": cacheDir = value.equals("off") ? null : new File(value).getAbsoluteFile(); break;
             case "level":
                 if (!value.equals("block") && !value.equals("method")) {
@@ -244,6 +247,7 @@ final class Options {
         s.append(", \"record\": ").append(record);
         s.append(", \"cache\": ").append(cacheDir == null ? "null" : jbgui.output.Json.quote(cacheDir.getPath()));
         s.append(", \"clock_micros\": ").append(clockMicros);
+        s.append(", \"blocking\": ").append(blocking);
         s.append(", \"include\": ").append(list(include));
         s.append(", \"exclude\": ").append(list(exclude));
         s.append(", \"events\": ").append(list(new ArrayList<>(events)));

@@ -43,6 +43,7 @@ final class Transformer implements ClassFileTransformer {
         this.systemModules = systemModules;
         this.instrumenter = new ClassInstrumenter(options.blockLevel, options.precise, options.instructions,
                 options.selected("basic_block"), options.selected("receiver_type"), options.selected("exception_exit"));
+        instrumenter.setBlockingStamps(options.blocking && options.mode != 1);
         if (options.cacheDir != null) {
             instrumenter.setCache(new jbgui.instr.ClassCache(new java.io.File(options.cacheDir, cacheKey(options))));
         }
@@ -62,7 +63,8 @@ final class Transformer implements ClassFileTransformer {
         }
         k.append('|').append(System.getProperty("java.home")).append('|').append(System.getProperty("java.runtime.version"));
         k.append('|').append(o.blockLevel).append(o.precise).append(o.instructions).append(o.selected("basic_block"))
-                .append(o.selected("receiver_type")).append(o.selected("exception_exit"));
+                .append(o.selected("receiver_type")).append(o.selected("exception_exit"))
+                .append(o.blocking && o.mode != 1);
         java.util.zip.CRC32 crc = new java.util.zip.CRC32();
         byte[] b = k.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         crc.update(b, 0, b.length);

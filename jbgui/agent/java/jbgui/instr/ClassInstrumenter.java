@@ -42,6 +42,8 @@ public final class ClassInstrumenter {
     private final boolean blockEvents;
     private final boolean receiverEvents;
     private final boolean exceptionExitEvents;
+    /** Clock stamps around blocking calls (agent option {@code blocking}); see BlockingCalls. */
+    private boolean blockingStamps = true;
     /**
      * What joins the instruction lines of a block's listing: a newline in static.xml. StaticListing
      * uses a character reference to a carriage return instead, which no listed line can contain
@@ -99,6 +101,10 @@ public final class ClassInstrumenter {
 
     private ClassCache cache;
 
+    public void setBlockingStamps(boolean on) {
+        blockingStamps = on;
+    }
+
     /** Keep instrumented JDK classes on disk between runs (null: never). */
     public void setCache(ClassCache cache) {
         this.cache = cache;
@@ -116,6 +122,11 @@ public final class ClassInstrumenter {
         final List<MethodFacts> describedFacts = c.facts;
         final boolean describedOnly = c.describeOnly;
         final InstrumentResult result = c.result;
+        if (plan.mode == ClassPlan.Mode.DESCRIBE && result.bytes == null && !result.exhausted
+                && LoaderPrologue.CLASS_LOADER.equals(plan.name)) {
+            // Not traced, yet every loader must answer for the runtime's classes (LoaderPrologue).
+            result.bytes = LoaderPrologue.only(original);
+        }
         result.xml = new Object() {
             @Override
             public String toString() {
@@ -370,7 +381,7 @@ public final class ClassInstrumenter {
         boolean[] covered = exceptionExitEvents ? handlerCoverage(cn.name, mn, f, result) : null;
         boolean blocks = blockLevel && blockEvents && !"method-only".equals(f.status);
         ProbeInserter.trace(mn, cn.name, cn.version, f.blocks, f.id, blocks, receiverEvents, exceptionExitEvents,
-                covered);
+                blockingStamps, covered);
     }
 
     /**

@@ -32,6 +32,8 @@ import jbgui.runtime.EventLayout;
  *   each block:   aload S; ldc BLOCK; invokestatic block        (stack-neutral)
  *   each return:  aload S; ldc END; invokestatic exit           (stack-neutral, value stays below)
  *   handler:      [Lh] dup; aload S; ldc END; invokestatic exceptionExit; athrow   (last in the table)
+ *   blocking call: aload S; invokestatic blockingEnter; CALL; aload S; invokestatic blockingExit
+ *   loadClass(String): the {@link LoaderPrologue}, before everything else
  * </pre>
  *
  * S is a new local after the method's own, so no existing code touches it. Every inserted
@@ -52,7 +54,7 @@ final class ProbeInserter {
      *     (null: all); see ClassInstrumenter.handlerCoverage
      */
     static void trace(MethodNode mn, String owner, int version, BlockAnalysis ba, int methodId, boolean blocks,
-                      boolean receiver, boolean exceptionExit, boolean[] covered) {
+                      boolean receiver, boolean exceptionExit, boolean stamps, boolean[] covered) {
         boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
         boolean isStatic = (mn.access & Opcodes.ACC_STATIC) != 0;
         boolean isCtor = "<init>".equals(mn.name);
@@ -125,6 +127,24 @@ final class ProbeInserter {
                 }
                 deferred.clear();
                 code.insertBefore(at, call(slot, event, "block"));
+            }
+        }
+
+        if (stamps) {
+            boolean[] selfCovered = selfCovered(mn, ba);
+            for (int i = 0; i < ba.insns.length; i++) {
+                AbstractInsnNode insn = ba.insns[i];
+                if (insn instanceof MethodInsnNode && !selfCovered[i] && BlockingCalls.isBlocking((MethodInsnNode) insn)) {
+                    String callee = ((MethodInsnNode) insn).owner;
+                    if ((version & 0xFFFF) >= Opcodes.V1_5 && callee.charAt(0) != '[') {
+                        // Resolve the callee's class before the first stamp (the same constant the
+                        // call uses): a first call would otherwise load it between the stamps.
+                        code.insertBefore(insn, new LdcInsnNode(Type.getObjectType(callee)));
+                        code.insertBefore(insn, new InsnNode(Opcodes.POP));
+                    }
+                    code.insertBefore(insn, stamp(slot, "blockingEnter"));
+                    code.insert(insn, stamp(slot, "blockingExit"));
+                }
             }
         }
 
@@ -203,6 +223,9 @@ final class ProbeInserter {
         }
         mn.maxLocals = slot + (exceptionExit ? 2 : 1);
         mn.maxStack = Math.max(mn.maxStack + 2, 4);
+        if (LoaderPrologue.applies(mn)) {
+            LoaderPrologue.insert(mn, owner, frames);
+        }
     }
 
     /** The agent's own entry point: guard the thread while it runs, record nothing. */
@@ -236,6 +259,14 @@ final class ProbeInserter {
         code.add(new InsnNode(Opcodes.ATHROW));
         mn.tryCatchBlocks.add(new TryCatchBlockNode(start, end, handler, null));
         mn.maxStack = Math.max(mn.maxStack, 1);
+    }
+
+    /** A clock stamp around a blocking call: {@code aload S; invokestatic method(ThreadTrace)V}. */
+    private static InsnList stamp(int slot, String method) {
+        InsnList p = new InsnList();
+        p.add(new VarInsnNode(Opcodes.ALOAD, slot));
+        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, method, "(" + TRACE_DESC + ")V", false));
+        return p;
     }
 
     private static InsnList call(int slot, int event, String method) {

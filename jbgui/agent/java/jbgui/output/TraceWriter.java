@@ -285,6 +285,13 @@ public final class TraceWriter implements Runnable {
         QUEUE.add(new Text(LOG, message + "\n"));
     }
 
+    /** An exact sample a thread takes around a call that may block (ThreadTrace.stamp). */
+    public static void blockingSample(int stream, long position, long nanos, boolean after) {
+        int flags = EventLayout.CLOCK_FLAG_EXACT | EventLayout.CLOCK_FLAG_BLOCKING
+                | (after ? EventLayout.CLOCK_FLAG_AFTER : 0);
+        QUEUE.add(new Clock(new long[] {stream, position, nanos, flags}, 1));
+    }
+
     static void clockSamples(long[] records, int count) {
         QUEUE.add(new Clock(records, count));
     }

@@ -16,6 +16,8 @@ public final class Config {
     public static boolean recordBlocks = true;
     public static boolean recordReceiver = true;
     public static boolean recordExceptionExit = true;
+    /** Exact clock samples around calls that may block (agent option {@code blocking=off} turns them off). */
+    public static boolean blockingStamps = true;
     /** Clock sampler period in microseconds; 0 turns the sampler off. */
     public static int clockPeriodMicros = 0;
     /** Bytes of event buffers that may wait for the writer before recording threads block. */

@@ -49,6 +49,10 @@ public final class EventLayout {
     public static final int CLOCK_HEADER_SIZE = 16;
     public static final int CLOCK_RECORD_SIZE = 32;
     public static final int CLOCK_FLAG_EXACT = 1;
+    /** Taken by the thread itself around a call that may block (with EXACT). */
+    public static final int CLOCK_FLAG_BLOCKING = 2;
+    /** With BLOCKING: taken when the call returned (else: just before the call). */
+    public static final int CLOCK_FLAG_AFTER = 4;
 
     // Per-thread buffers grow from the minimum to the maximum as a thread records more.
     public static final int BUFFER_MIN_EVENTS = 1024;

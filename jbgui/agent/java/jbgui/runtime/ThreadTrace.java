@@ -150,6 +150,26 @@ public final class ThreadTrace {
         }
     }
 
+    /**
+     * An exact clock sample at this thread's current position, taken around a call that may block
+     * ({@code after}: the call has returned). Queued to the writer in program order, behind the
+     * chunks this thread submitted before, so that samples at one position stay in time order.
+     */
+    void stamp(boolean after) {
+        if (closed || guard != 0) {
+            return;
+        }
+        long nanos = System.nanoTime();
+        guard++;
+        try {
+            TraceWriter.blockingSample(index, base + pos, nanos, after);
+        } catch (Throwable e) {
+            // The sample is lost; the time of that call is then interpolated, as without it.
+        } finally {
+            guard--;
+        }
+    }
+
     /** The final flush of a thread, by the writer: the rest of the buffer, then closed. */
     public synchronized void finish(boolean alive) {
         guard++;

@@ -21,6 +21,7 @@ public final class Tracer {
     private static final boolean RECEIVER = Config.recordReceiver;
     private static final boolean EXCEPTION_EXIT = Config.recordExceptionExit;
     private static final boolean CLASS_LOAD = Config.recordClassLoad;
+    private static final boolean BLOCKING_STAMPS = Config.blockingStamps && Config.mode != 1;
 
     public static ThreadTrace enter(int event) {
         ThreadTrace t = ThreadRegistry.current();
@@ -64,6 +65,58 @@ public final class Tracer {
         if (EXCEPTION_EXIT && t != null) {
             int classId = thrown == null ? 0 : t.classId(thrown.getClass());
             t.put2(event, EventLayout.extended(EventLayout.EXT_THROWABLE, classId));
+        }
+    }
+
+    /**
+     * Stamps the clock just before a call that may block (sleep, wait, park, blocking I/O; see
+     * jbgui.instr.BlockingCalls): an exact clock sample at the thread's current event position,
+     * so that the blocked time is known exactly instead of spread over a buffer's events.
+     */
+    public static void blockingEnter(ThreadTrace t) {
+        if (BLOCKING_STAMPS && t != null) {
+            t.stamp(false);
+        }
+    }
+
+    /** Stamps the clock when a call that may block has returned (see {@link #blockingEnter}). */
+    public static void blockingExit(ThreadTrace t) {
+        if (BLOCKING_STAMPS && t != null) {
+            t.stamp(true);
+        }
+    }
+
+    /**
+     * The runtime class of that name, or null for any other name. Called first thing by every
+     * {@code loadClass(String)} (jbgui.instr.LoaderPrologue): an instrumented class names
+     * Tracer and ThreadTrace in its constant pool, and the JVM resolves them through the class's
+     * defining loader. With this answer the loader's own code never runs for them, so a program's
+     * class loader sees no request the untraced program would not make, and nothing is recorded.
+     */
+    public static Class<?> runtimeClass(String name) {
+        // The comparisons run JDK code, which is traced: guard the thread while they run.
+        if (name == null) {
+            return null;
+        }
+        ThreadTrace t = ThreadRegistry.current();
+        if (t != null) {
+            t.guard++;
+        }
+        try {
+            if (!name.startsWith("jbgui.runtime.")) {
+                return null;
+            }
+            if (name.equals("jbgui.runtime.Tracer")) {
+                return Tracer.class;
+            }
+            if (name.equals("jbgui.runtime.ThreadTrace")) {
+                return ThreadTrace.class;
+            }
+            return null;
+        } finally {
+            if (t != null) {
+                t.guard--;
+            }
         }
     }
 
