@@ -95,6 +95,15 @@ def sleeps_trace(program_runs, default_jdk) -> Path:
     return run.trace_dir
 
 
+@pytest.fixture(scope="module")
+def sleeps_unstamped_trace(program_runs, default_jdk) -> Path:
+    """The same program recorded without the clock stamps around blocking calls (blocking=off):
+    the sleep's time is known only from the samples at buffer flushes, so it is interpolated."""
+    _untraced, run = program_runs("sleeps", default_jdk, blocking="off")
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
 def view_pixel(view, x: float, y: float) -> QPoint:
     scene = view.viewbox.mapViewToScene(QPointF(x, y))
     return view.plot.mapFromScene(scene)
@@ -179,10 +188,31 @@ def test_every_bar_with_room_carries_its_name(qtbot, window, grid_trace):
     assert not missing, f"{len(missing)} of {len(medium)} bars unlabelled"
 
 
-def test_interpolated_times_are_hatched_and_said(qtbot, window, sleeps_trace):
+def test_a_stamped_sleep_is_exact_and_not_hatched(qtbot, window, sleeps_trace):
+    from jbgui.model import call_queries as Q
     from jbgui.model import time_quality as TQ
 
     loaded = open_trace(qtbot, window, sleeps_trace)
+    a = loaded.analysis
+    main = a.thread("main")
+    row = first_row(a, main, "java.lang.Thread.sleep(")
+    seconds = float(Q.duration(main, np.array([row]))[0]) / 1e9
+    assert 0.199 <= seconds <= 0.5, seconds          # the recorder stamped the clock around it
+    assert not TQ.interpolated(main, np.array([row]))[0]
+    ref = CallRef(main.index, row)
+    window.selection.select_call(ref, None)
+    view = window.timeline
+    view.reveal(ref, zoom=True)
+    qtbot.wait(20)
+    repaint(view)
+    assert (main.index, row) not in view.item.last_interpolated
+    settle(qtbot)
+
+
+def test_interpolated_times_are_hatched_and_said(qtbot, window, sleeps_unstamped_trace):
+    from jbgui.model import time_quality as TQ
+
+    loaded = open_trace(qtbot, window, sleeps_unstamped_trace)
     a = loaded.analysis
     view = window.timeline
     main = a.thread("main")

@@ -1,7 +1,8 @@
 /**
- * A blocking call between two stretches of work: Thread.sleep(200) in the main thread. Its
- * duration can only be interpolated between clock samples taken at buffer flushes, so the
- * explorer must mark it (and the calls around it) as interpolated. Also a worker thread of the
+ * A blocking call between two stretches of work: Thread.sleep(200) in the main thread. The
+ * recorder stamps the clock around it, so its duration is exact; recorded with blocking=off it
+ * can only be interpolated between clock samples taken at buffer flushes, and the explorer must
+ * mark it (and the calls around it) as interpolated. Also a worker thread of the
  * same name as another one ("twin"), for the thread tables.
  */
 public class Main {
