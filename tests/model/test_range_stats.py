@@ -16,7 +16,9 @@ from jbgui.model.analysis import Analysis
 
 @pytest.fixture(scope="module")
 def sleeps(program_runs, default_jdk) -> Analysis:
-    _untraced, run = program_runs("sleeps", default_jdk)   # recorded once per session
+    # Without the recorder's clock stamps around blocking calls (blocking=off): the sleep's time
+    # is known only from the samples at buffer flushes.
+    _untraced, run = program_runs("sleeps", default_jdk, blocking="off")   # recorded once per session
     assert run.exit_code == 0, run.describe()
     return Analysis.open(run.trace_dir)
 

@@ -19,7 +19,7 @@ SLACK_MS = 60.0
 
 @pytest.fixture(scope="module")
 def replayed(jdk, program_runs):
-    _, traced = program_runs("blocking", jdk)
+    _, traced = program_runs("blocking", jdk, blocking=True)
     assert traced.exit_code == 0, traced.describe()
     analysis = Analysis.open(traced.trace_dir)
     main = next(t for t in analysis.threads if t.name == "main")

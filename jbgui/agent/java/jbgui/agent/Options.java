@@ -48,8 +48,13 @@ final class Options {
      * start, at every buffer flush and at its end remain.
      */
     int clockMicros = 0;
-    /** Exact clock samples around calls that may block (sleep, wait, park, blocking I/O). */
-    boolean blocking = true;
+    /**
+     * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O). Off by
+     * default for now: the writer's flush samples can land out of order with the thread's own
+     * stamps, and the explorer's time-to-event inverse (ranges, timeline queries) needs a strictly
+     * increasing clock; blocking=on records them (docs/trace-format.md).
+     */
+    boolean blocking = false;
 
     /** $JBGUI_CACHE/classes, else $XDG_CACHE_HOME/jbgui/classes, else ~/.cache/jbgui/classes. */
     private static File defaultCacheDir() {
