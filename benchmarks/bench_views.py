@@ -19,12 +19,12 @@ worker threads, the views in parallel; here they run one after the other.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import time
 from pathlib import Path
 
 from jbgui.model import flame
+from jbgui.model import merged_tree as MT
 from jbgui.model import methods_table as MTab
 from jbgui.model import transforms as TR
 from jbgui.model.analysis import Analysis
@@ -62,11 +62,7 @@ def main() -> None:
     calls = sum(len(t.calls) for t in a.threads)
     print(f"trace {args.trace}: {len(a.threads)} threads, {calls:,} calls")
     if not args.skip_first:
-        for t in a.threads:
-            (Path(t.calls.directory) / "cct.npz").unlink(missing_ok=True)
-        shutil.rmtree(Path(a.cache_dir) / "merged_cct", ignore_errors=True)
-        (Path(a.cache_dir) / "merged_cct.npz").unlink(missing_ok=True)
-        (Path(a.cache_dir) / "methods_table.npz").unlink(missing_ok=True)
+        MT.forget_cached(a)
         view = TR.AggregateView(a, Scope.of_trace(a, ScopeRules(include)))
         first = first_screen(view)
         total = sum(first.values())

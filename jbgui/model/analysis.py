@@ -198,10 +198,11 @@ class ThreadReplay:
     @property
     def cct(self) -> dict[str, np.ndarray]:
         """The calling-context tree (:mod:`jbgui.model.cct`): parent, key, calls,
-        incl_bytecodes, incl_blocks, flags per node, and ``capped``. Computed on first use and
-        kept beside the call columns."""
+        incl_bytecodes, incl_blocks, flags per node, their time and exception counts, and
+        ``capped`` (:func:`jbgui.model.cct.for_thread`). Computed on first use and kept beside
+        the call columns."""
         if self._cct is None:
-            self._cct = CCT.load_or_compute(self.calls, self.calls.directory, K.F_NATIVE | K.F_UNTRACED)
+            self._cct = CCT.for_thread(self)
         return self._cct
 
     @property

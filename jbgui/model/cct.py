@@ -35,7 +35,10 @@ SYNTHETIC_KEY = 1 << 20
 OVERFLOW_KEY = -2
 CHUNK_ROWS = 1 << 20
 _EMPTY = K.EMPTY
-_FILE = "cct.npz"
+# One file, one writer (:func:`for_thread`), every field. "-v2": the first version had two writers
+# with different fields, and a tree kept by one without the exception counts was read back by the
+# other as if it had them; such files are left unread.
+_FILE = "cct-v2.npz"
 FIELDS = ("parent", "key", "calls", "incl_bytecodes", "incl_blocks", "flags")
 # Fields that need the thread (its clock and exceptions), not only the call columns.
 EXTRA_FIELDS = ("depth", "incl_time", "thrown", "caught")
@@ -168,17 +171,16 @@ def is_stored(directory: Path | None) -> bool:
     return derived.is_stored(directory, _FILE)
 
 
-def load_or_compute(calls, directory: Path | None, synthetic_mask: int) -> dict[str, np.ndarray]:
-    """The thread's tree from ``directory/cct.npz``, computed and stored there first if needed.
-    The dict also holds ``capped`` (a one-element bool array, always False: the tree is exact)."""
-    def build() -> dict[str, np.ndarray]:
-        return {**compute(calls, synthetic_mask), "capped": np.array([False])}
-    return derived.load_or_compute(directory, _FILE, (*FIELDS, "capped"), build, _exact)
+def forget(directory: Path | None) -> None:
+    """Drop the tree kept in ``directory`` (a thread's call columns' directory)."""
+    derived.forget(directory, _FILE)
 
 
 def for_thread(thread, progress=None, cancelled=None) -> dict[str, np.ndarray]:
-    """The full tree of a :class:`jbgui.model.analysis.ThreadReplay`, with time and exceptions
-    (:data:`EXTRA_FIELDS`) besides :data:`FIELDS`; cached in the same file."""
+    """The tree of a :class:`jbgui.model.analysis.ThreadReplay`: :data:`FIELDS` and, with the
+    thread's clock and exceptions, :data:`EXTRA_FIELDS`; and ``capped`` (a one-element bool array,
+    always False: the tree is exact). Computed once and kept beside the call columns; the only
+    writer of that file."""
     calls = thread.calls
 
     def build() -> dict[str, np.ndarray]:

@@ -18,6 +18,12 @@ def is_stored(directory: Path | None, name: str) -> bool:
     return directory is not None and (Path(directory) / f"{name}.zst").is_file()
 
 
+def forget(directory: Path | None, name: str) -> None:
+    """Drop ``directory/name``: the next :func:`load_or_compute` computes it again."""
+    if directory is not None:
+        (Path(directory) / f"{name}.zst").unlink(missing_ok=True)
+
+
 def load_or_compute(directory: Path | None, name: str, keys: tuple[str, ...],
                     compute: Callable[[], dict[str, np.ndarray]],
                     valid: Callable[[dict[str, np.ndarray]], bool] = lambda _arrays: True) -> dict[str, np.ndarray]:

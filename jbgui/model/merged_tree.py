@@ -36,6 +36,7 @@ WEIGHTS = ("bytecodes", "calls", "blocks", "time")
 _INCL = {"bytecodes": 0, "blocks": 1, "time": 2}
 _EMPTY = K.EMPTY
 _FOREST_DIR = "merged_cct"
+_METHODS_TABLE = "methods_table.npz"
 _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same", "child_start", "child_list")
 
 
@@ -593,6 +594,17 @@ def forest_is_sound(a: dict[str, np.ndarray], statics) -> bool:
         return False
 
 
+def forget_cached(analysis) -> None:
+    """Drop every tree kept for ``analysis`` (each thread's calling-context tree, the merged forest
+    and the methods table): the next request builds them from the call columns (benchmarks and
+    tests of the first time)."""
+    for thread in analysis.threads:
+        CCT.forget(thread.calls.directory)
+        thread._cct = None
+    shutil.rmtree(Path(analysis.cache_dir) / _FOREST_DIR, ignore_errors=True)
+    derived.forget(analysis.cache_dir, _METHODS_TABLE)
+
+
 def load_or_store_arrays(directory, name: str, keys: tuple[str, ...], compute, sound=None) -> dict[str, np.ndarray]:
     """Arrays kept as one ``.npy`` file each in ``directory/name/``, memory-mapped when read
     (a tree of millions of nodes opens at once; pages are read as the passes touch them),
@@ -627,7 +639,7 @@ def load_or_store_arrays(directory, name: str, keys: tuple[str, ...], compute, s
 def run_methods_table_arrays(analysis, compute) -> dict[str, np.ndarray]:
     """The whole run's untransformed methods table (``compute()`` builds it as arrays), cached
     beside the replay: the table a user sees first when the aggregated views open."""
-    return derived.load_or_compute(analysis.cache_dir, "methods_table.npz", ("names", "keys", "columns", "run"),
+    return derived.load_or_compute(analysis.cache_dir, _METHODS_TABLE, ("names", "keys", "columns", "run"),
                                    compute)
 
 

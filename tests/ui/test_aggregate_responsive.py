@@ -5,13 +5,12 @@ show the model's values."""
 
 from __future__ import annotations
 
-import shutil
 import time
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QTimer
 
+from jbgui.model import merged_tree as MT
 from jbgui.model import methods_table as MTab
 from jbgui.model import transforms as TR
 from jbgui.model.analysis import Analysis
@@ -28,10 +27,7 @@ def analysis(record, default_jdk) -> Analysis:
 
 def forget_trees(a: Analysis) -> None:
     """Drop the cached trees: the next request builds them from the call columns."""
-    for t in a.threads:
-        (Path(t.calls.directory) / "cct.npz").unlink(missing_ok=True)
-    shutil.rmtree(Path(a.cache_dir) / "merged_cct", ignore_errors=True)
-    (Path(a.cache_dir) / "methods_table.npz").unlink(missing_ok=True)
+    MT.forget_cached(a)
 
 
 def test_gui_thread_keeps_ticking_while_the_tree_builds(qtbot, analysis):
