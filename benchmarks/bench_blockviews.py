@@ -45,7 +45,8 @@ elif mode.startswith("profile"):
     from jbgui.model.variants import variants
     from jbgui.model.loop_profile import loops
     if mode == "profile-cold":
-        (analysis.cache_dir / "blockviews" / f"m{method}-v{VERSION}.npz").unlink(missing_ok=True)
+        from jbgui.model import derived
+        derived.forget(analysis.cache_dir / "blockviews", f"m{method}-v{VERSION}.npz")
     p = method_profile(analysis, method)
     v = variants(analysis, method, p)
     lp = loops(analysis, method, p)
