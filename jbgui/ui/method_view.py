@@ -17,6 +17,7 @@ import html
 import math
 
 import numpy as np
+from shiboken6 import isValid
 from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtWidgets import (
     QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget,
@@ -139,12 +140,15 @@ class MethodView(QWidget):
     def _start(self, fn, *args, done, failed=None, what: str) -> None:
         task = Task(fn, *args, name="method")
         info = self.info
-        task.succeeded.connect(lambda result, i=info: done(result) if self.info is i else None)
+        # A task may end after the view was closed (a window closed while a listing loads): its
+        # result is then dropped, never handed to deleted widgets.
+        current = lambda i: isValid(self) and self.info is i  # noqa: E731
+        task.succeeded.connect(lambda result, i=info: done(result) if current(i) else None)
         if failed is not None:
-            task.failed.connect(lambda message, i=info: failed(message) if self.info is i else None)
+            task.failed.connect(lambda message, i=info: failed(message) if current(i) else None)
         else:
-            task.failed.connect(lambda message: self.status.setText(message))
-        task.done.connect(lambda t=task: self._tasks.remove(t) if t in self._tasks else None)
+            task.failed.connect(lambda message: self.status.setText(message) if isValid(self) else None)
+        task.done.connect(lambda t=task: self._tasks.remove(t) if isValid(self) and t in self._tasks else None)
         self._tasks.append(task)
         self.status.setText(what + " …")
         task.start()
