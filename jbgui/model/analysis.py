@@ -142,6 +142,62 @@ class CallTable:
     def __len__(self) -> int:
         return self.rows
 
+    # A subtree of more rows than this is read from the whole columns (decoded once and kept):
+    # reading it piecewise would hold as much and be asked for again.
+    SUBTREE_ROWS = 1 << 22
+
+    def subtree(self, row: int) -> tuple[int, int, dict[str, np.ndarray]]:
+        """The rows ``[row, end)`` of ``row``'s subtree and their ``first``, ``last``, ``flags``,
+        ``method``, ``exc_class`` and ``end`` (``end`` relative to ``row``: local row indices),
+        decoding only the blocks that hold them when the whole columns are not decoded yet. What
+        one call's views (its path, its blocks) read, without a pass over the thread's columns."""
+        names = ("first", "last", "flags", "method", "exc_class")
+        if self._stored is None or all(n in self.__dict__ for n in (*names, "end")):
+            return self._subtree_of_columns(row)
+        stop = self._subtree_stop(row)
+        if stop - row > self.SUBTREE_ROWS:
+            return self._subtree_of_columns(row)
+        out = {n: self._stored.decode_rows(n, row, stop) for n in names}
+        depth = self._stored.decode_rows("depth", row, stop).astype(np.int64)
+        depth -= depth[0]
+        parent = np.empty(len(depth), np.int64)
+        end = np.empty(len(depth), np.int64)
+        if S._tree_from_depth(depth, parent, end) >= 0:
+            raise S.CacheDamaged(f"{self.directory}: depth column inconsistent in rows {row}..{stop}")
+        got = self._stored.patches.get("end")
+        if got is not None:
+            rows, values = got
+            a, b = np.searchsorted(rows, [row, stop])
+            end[rows[a:b] - row] = np.clip(values[a:b] - row, 1, stop - row)
+        out["end"] = end
+        return row, stop, out
+
+    def _subtree_of_columns(self, row: int) -> tuple[int, int, dict[str, np.ndarray]]:
+        stop = int(self.end[row])
+        out = {n: np.asarray(getattr(self, n))[row:stop] for n in ("first", "last", "flags", "method", "exc_class")}
+        out["end"] = np.asarray(self.end[row:stop], np.int64) - row
+        return row, stop, out
+
+    def _subtree_stop(self, row: int) -> int:
+        """The end of ``row``'s subtree from the depth column, block by block from ``row``."""
+        got = self._stored.patches.get("end")
+        if got is not None:
+            rows, values = got
+            i = int(np.searchsorted(rows, row))
+            if i < len(rows) and rows[i] == row:
+                return int(values[i])
+        starts = self._stored.starts
+        d = int(self._stored.decode_rows("depth", row, row + 1)[0])
+        lo = row + 1
+        while lo < self.rows:
+            hi = int(starts[int(np.searchsorted(starts, lo, side="right"))]) if lo < starts[-1] else self.rows
+            hi = max(min(hi, self.rows), lo + 1)
+            shallower = np.flatnonzero(self._stored.decode_rows("depth", lo, hi) <= d)
+            if len(shallower):
+                return lo + int(shallower[0])
+            lo = hi
+        return self.rows
+
     def children(self, row: int) -> np.ndarray:
         """Rows of the direct children of ``row`` (-1: the thread's top-level calls)."""
         if row < 0:

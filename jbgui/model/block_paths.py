@@ -26,7 +26,7 @@ from jbgui.model import layout
 from jbgui.model.analysis import Analysis, Flag, ThreadReplay
 from jbgui.model.replay import Cancelled
 from jbgui.model.call_blocks import stream_index
-from jbgui.model.call_queries import children_batch
+from jbgui.model.call_queries import children_in
 from jbgui.model.tracedir import decode_payload
 
 # A window of decoded events holds at least the calls that start in it; a call longer than this
@@ -297,10 +297,12 @@ def _columns(thread: ThreadReplay):
 
 def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: _Method,
                  pool: ThreadPoolExecutor | None, want_seq: bool = False, window_events: int = WINDOW_EVENTS,
-                 progress=None, cancelled=None):
+                 progress=None, cancelled=None, columns=None):
     """Run the kernel over ``rows`` (ascending) of one thread, decoding windows of at least
-    ``window_events`` events (the next calls are usually close by)."""
-    first, last, end, flags = _columns(thread)
+    ``window_events`` events (the next calls are usually close by). ``columns``: (first, last,
+    end, flags) of some rows only (one call's subtree, ``rows`` and ``end`` local to it) instead
+    of the thread's whole columns."""
+    first, last, end, flags = columns if columns is not None else _columns(thread)
     n = len(rows)
     sig = np.zeros(n, np.uint64)
     blocks = np.zeros(n, np.int64)
@@ -449,20 +451,23 @@ class CallPath:
 
 def call_path(analysis: Analysis, thread: ThreadReplay, row: int) -> CallPath:
     """The exact sequence of the call's own blocks, with the calls made from each block."""
-    calls = thread.calls
-    method = int(calls.method[row])
+    # Only the call's subtree is read (not the thread's whole columns: a path is asked for one call).
+    _row, _stop, sub = thread.calls.subtree(row)
+    method = int(sub["method"][0])
     m = _Method(analysis, method, None)
-    rows = np.array([row], np.int64)
     if m.n_blocks == 0:
         seq = np.zeros(0, np.int32)
         events = np.zeros(0, np.int64)
     else:
-        _result, seq, events = _scan_thread(analysis, thread, rows, m, None, want_seq=True, window_events=1)
-    children, _ = children_batch(calls, row, -1, 1 << 62)
-    child_first = np.asarray(calls.first)[children] if len(children) else np.zeros(0, np.int64)
+        columns = (sub["first"], sub["last"], sub["end"], sub["flags"])
+        _result, seq, events = _scan_thread(analysis, thread, np.zeros(1, np.int64), m, None, want_seq=True,
+                                            window_events=1, columns=columns)
+    local = children_in(sub["end"], 0, len(sub["end"]))
+    children = local + row
+    child_first = np.asarray(sub["first"])[local] if len(local) else np.zeros(0, np.int64)
     steps = np.searchsorted(events, child_first, side="left") - 1
-    flags = int(calls.flags[row])
-    exc_class = int(calls.exc_class[row])
+    flags = int(sub["flags"][0])
+    exc_class = int(sub["exc_class"][0])
     exceptional = bool(flags & Flag.EXCEPTIONAL)
     return CallPath(thread.index, row, method, seq.astype(np.int64), events.astype(np.int64),
                     [(int(s), int(c)) for s, c in zip(steps, children)], exceptional,

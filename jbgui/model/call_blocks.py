@@ -16,7 +16,7 @@ import numpy as np
 
 from jbgui.model import layout
 from jbgui.model.analysis import Analysis, ThreadReplay
-from jbgui.model.call_queries import children_batch
+from jbgui.model.call_queries import children_in
 from jbgui.model.format.chunks import ChunkHeader, StreamReader
 
 
@@ -87,14 +87,14 @@ def call_block_counts(analysis: Analysis, thread: ThreadReplay, row: int,
                       cancelled: Callable[[], bool] | None = None) -> dict[int, int]:
     """How often each block (global block index) ran in call ``row`` itself, its callees'
     events left out. Reads only the chunks of the call's event range, one at a time."""
-    calls = thread.calls
-    lo, hi = int(calls.first[row]), int(calls.last[row]) + 1
-    children, _ = children_batch(calls, row, -1, 1 << 62)   # every child, by subtree jumps
-    c_first = np.asarray(calls.first)[children].astype(np.int64)
-    c_last = np.asarray(calls.last)[children].astype(np.int64)
+    _row, _stop, sub = thread.calls.subtree(row)     # the call's rows only, not the whole columns
+    lo, hi = int(sub["first"][0]), int(sub["last"][0]) + 1
+    children = children_in(sub["end"], 0, len(sub["end"]))   # every child, by subtree jumps
+    c_first = np.asarray(sub["first"])[children].astype(np.int64)
+    c_last = np.asarray(sub["last"])[children].astype(np.int64)
     st = analysis.statics
     page_base = st.page_base.astype(np.int64)
-    method = int(calls.method[row])
+    method = int(sub["method"][0])
     own = np.zeros(max(st.n_blocks, 1), np.int64)
     index = stream_index(analysis, thread)
     done = 0

@@ -95,6 +95,18 @@ def children_batch(calls, row: int, start: int = -1, limit: int = 500, through: 
     return out, min(int(nxt), stop)
 
 
+def children_in(end: np.ndarray, row: int, stop: int) -> np.ndarray:
+    """Every child of ``row`` in an ``end`` column (or a piece of one, in its own row numbers)
+    whose subtree ends at ``stop``."""
+    start = row + 1
+    if start >= stop:
+        return np.zeros(0, np.int64)
+    n = _count_children(end, start, stop, 1 << 62, -1)
+    out = np.empty(n, np.int64)
+    _walk_children(end, start, stop, 1 << 62, -1, out)
+    return out
+
+
 @numba.njit(cache=True, nogil=True)
 def _count_all(end, start, stop):  # pragma: no cover - numba
     n = 0

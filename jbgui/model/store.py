@@ -336,6 +336,34 @@ class StoredColumns:
         _check_range(name, out, self.rows, self.directory)
         return out
 
+    def decode_rows(self, name: str, lo: int, hi: int) -> np.ndarray:
+        """Rows ``[lo, hi)`` of a stored column, decoding only the blocks that hold them (a
+        call's subtree without decoding the thread's whole column). Not for the columns that
+        need a pass over the whole column (``parent``, ``end``, ``incl_bytecodes``)."""
+        if name in DERIVED or name in OWN_COUNT:
+            raise ValueError(f"{name} is not decoded by row range")
+        lo, hi = max(int(lo), 0), min(int(hi), self.rows)
+        if hi <= lo:
+            return np.zeros(0, self.dtypes[name])
+        b0 = int(np.searchsorted(self.starts, lo, side="right")) - 1
+        b1 = int(np.searchsorted(self.starts, hi, side="left"))
+        base, top = int(self.starts[b0]), int(self.starts[b1])
+        out = np.empty(top - base, self.dtypes[name])
+        first = self.decode_rows("first", base, top) if name in SPAN_LAST else None
+        offsets = self.frames[name]
+        with open(self.directory / f"{name}.zst", "rb", opener=_nofollow) as f:
+            f.seek(int(offsets[b0]))
+            data = f.read(int(offsets[b1] - offsets[b0]))
+        if len(data) != offsets[b1] - offsets[b0]:
+            raise CacheDamaged(f"{self.directory / name}.zst: cut off before rows {lo}..{hi}")
+        for i in range(b0, b1):
+            a, b = int(offsets[i] - offsets[b0]), int(offsets[i + 1] - offsets[b0])
+            self._decode_into(name, data[a:b], out, int(self.starts[i]) - base, int(self.starts[i + 1]) - base,
+                              first)
+        self._patch(name, out, base, top)
+        _check_range(name, out, len(out), self.directory)
+        return out[lo - base:hi - base]
+
     def tree(self, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``parent`` and ``end`` derived from the decoded ``depth`` column."""
         parent = _allocate(self.directory, "parent", self.rows, self.dtypes["parent"])

@@ -87,6 +87,34 @@ def test_store_returns_exactly_what_the_kernel_produced(recorded, tmp_path, monk
                 assert np.array_equal(got, reference[t.index][name]), (label, t.name, name)
 
 
+def test_a_calls_subtree_is_read_from_its_own_blocks_exactly(recorded, tmp_path, monkeypatch):
+    """CallTable.subtree decodes only the blocks holding a call's rows (its path and its blocks
+    are asked for one call): every row's subtree equals the kernel's columns, with blocks of 256
+    rows, so that subtrees cross blocks and rows were patched after their block was written."""
+    reference = kernel_columns(copy_trace(recorded, tmp_path / "ref"), monkeypatch)
+    trace = copy_trace(recorded, tmp_path / "tiny")
+    monkeypatch.setattr(R, "ROWS_BUFFER", 256)
+    Analysis.open(trace)
+    monkeypatch.undo()
+    analysis = Analysis.open(trace)
+    main = analysis.thread("main")
+    ref = reference[main.index]
+    n = len(main.calls)
+    assert n > 1000
+    crossing = 0
+    sample = sorted({*range(0, n, max(1, n // 200)), *range(250, n, 256), *range(5)})
+    for row in sample:
+        lo, stop, sub = main.calls.subtree(row)
+        assert (lo, stop) == (row, ref["end"][row]), row
+        for name in ("first", "last", "flags", "method", "exc_class"):
+            assert np.array_equal(np.asarray(sub[name], np.int64), ref[name][row:stop]), (row, name)
+        assert np.array_equal(sub["end"], ref["end"][row:stop] - row), row
+        crossing += row // 256 != (stop - 1) // 256
+    assert crossing > 10
+    # and nothing was decoded whole
+    assert not {"first", "last", "end", "depth"} & set(main.calls.__dict__)
+
+
 def test_cache_is_smaller_than_the_trace(cached):
     trace = cached      # the derived arrays are in it too (cct, summary)
     size = lambda p: sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
