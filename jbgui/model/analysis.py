@@ -38,6 +38,7 @@ from jbgui.model import replay as R
 from jbgui.model import replay_kernel as K
 from jbgui.model import store as S
 from jbgui.model.errors import TraceError
+from jbgui.model.format.files import open_file
 from jbgui.model.statics import Statics, load_statics
 from jbgui.model.tracedir import TraceDir
 
@@ -374,10 +375,20 @@ class Analysis:
     def _replay_into(cls, trace, statics, work, stamp, progress, cancelled) -> dict:
         kstatic = R.kernel_statics(statics)
         state = R.new_state(statics)
-        indices = trace.stream_indices()
+        problems = list(statics.problems)
+        indices = []
+        for index in trace.stream_indices():
+            # A stream that cannot be read (a FIFO, a device, unreadable, a link leading out or
+            # nowhere) leaves its thread out, with a note: the other threads stay usable.
+            try:
+                with open_file(trace.stream_path(index)):
+                    pass
+            except (TraceError, FileNotFoundError) as error:
+                problems.append(f"thread {index} left out: {error}")
+                continue
+            indices.append(index)
         total = sum((trace.stream_path(i).stat().st_size for i in indices))
         done_bytes = 0
-        problems = list(statics.problems)
         results = {}
         files = {}
         t0 = time.perf_counter()

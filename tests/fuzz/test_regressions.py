@@ -227,6 +227,26 @@ def test_fifo_in_place_of_a_file_does_not_block(trace, victim):
     clean(jbtrace("stats", trace, timeout=60, isolated=True))
 
 
+def test_a_fifo_in_place_of_one_threads_stream_leaves_that_thread_out(small_traces, tmp_path):
+    """What is valid stays usable: the other threads are replayed, the lost one is named."""
+    from jbgui.model.analysis import Analysis
+    trace = tmp_path / "t"
+    shutil.copytree(small_traces["threads"], trace, symlinks=True)
+    whole = Analysis.open(trace, use_cache=False)
+    calls = {t.index: len(t.calls) for t in whole.threads}
+    victim = streams(trace)[-1]
+    index = int(victim.stem[1:])
+    assert len(calls) > 2 and index in calls
+    victim.unlink()
+    os.mkfifo(victim)
+    stats = jbtrace("stats", trace, timeout=60, isolated=True)
+    clean(stats, (0,))
+    assert f"thread {index} left out" in stats.stderr and "FIFO" in stats.stderr
+    part = Analysis.open(trace)
+    assert {t.index: len(t.calls) for t in part.threads} == {i: n for i, n in calls.items() if i != index}
+    assert any(f"thread {index} left out" in p for p in part.problems)
+
+
 @pytest.mark.parametrize("how", ["loop", "dangling"])
 def test_symlink_loops_and_dangling_links(trace, how):
     stream = streams(trace)[0]
