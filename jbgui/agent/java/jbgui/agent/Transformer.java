@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import jbgui.instr.ClassInstrumenter;
+import jbgui.instr.InstrumentOptions;
 import jbgui.instr.ClassPlan;
 import jbgui.instr.InstrumentResult;
 import jbgui.output.TraceWriter;
@@ -41,9 +42,11 @@ final class Transformer implements ClassFileTransformer {
         this.runtime = runtime;
         this.engineLoader = engineLoader;
         this.systemModules = systemModules;
-        this.instrumenter = new ClassInstrumenter(options.blockLevel, options.precise, options.instructions,
-                options.selected("basic_block"), options.selected("receiver_type"), options.selected("exception_exit"));
-        instrumenter.setBlockingStamps(options.blocking && options.mode != 1);
+        this.instrumenter = new ClassInstrumenter(InstrumentOptions.builder()
+                .blockLevel(options.blockLevel).precise(options.precise).instructions(options.instructions)
+                .blockEvents(options.selected("basic_block")).receiverEvents(options.selected("receiver_type"))
+                .exceptionExitEvents(options.selected("exception_exit"))
+                .blockingStamps(options.blocking && options.mode != 1).build());
         if (options.cacheDir != null) {
             instrumenter.setCache(new jbgui.instr.ClassCache(new java.io.File(options.cacheDir, cacheKey(options))));
         }
@@ -97,10 +100,8 @@ final class Transformer implements ClassFileTransformer {
         }
         if (!inst.isModifiableClass(c)) {
             int id = ClassRegistry.register(loader, c.getName().replace('.', '/'));
-            TraceWriter.staticInfo("<class id=\"" + id + "\" name=\"" + jbgui.output.Xml.attr(c.getName().replace('.', '/'))
-                    + "\" loader_id=\"" + ClassRegistry.loaderId(loader) + "\" loader=\""
-                    + jbgui.output.Xml.attr(ClassRegistry.describe(loader))
-                    + "\" instrumented=\"false\" reason=\"not-modifiable\" preloaded=\"true\"/>\n");
+            TraceWriter.staticInfo(jbgui.output.ClassElement.uninstrumented(id, c.getName().replace('.', '/'),
+                    ClassRegistry.loaderId(loader), ClassRegistry.describe(loader), "not-modifiable", true, false, false, false));
             return false;
         }
         return true;

@@ -21,22 +21,9 @@ public final class ClassPlan {
     public final Mode mode;
     public final String reason;
 
-    /**
-     * The opening {@code <class>} tag: the attributes from the class file ({@code classAttributes}),
-     * then this run's (id, loader, module, …) and the instrumentation status.
-     */
-    public String openTag(String classAttributes, String status) {
-        StringBuilder s = new StringBuilder(256);
-        s.append("<class id=\"").append(classId).append('"').append(classAttributes);
-        s.append(" loader_id=\"").append(loaderId).append("\" loader=\"").append(jbgui.output.Xml.attr(loader)).append('"');
-        if (module != null) {
-            s.append(" module=\"").append(jbgui.output.Xml.attr(module)).append('"');
-        }
-        s.append(" jdk=\"").append(jdk).append('"');
-        if (preloaded) {
-            s.append(" preloaded=\"true\"");
-        }
-        return s.append(status).append(">\n").toString();
+    /** The opening {@code <class>} tag of this class (written by {@link jbgui.output.ClassElement}). */
+    public String openTag(String classFileAttributes, String status) {
+        return jbgui.output.ClassElement.open(classId, classFileAttributes, loaderId, loader, module, jdk, preloaded, status);
     }
 
     public ClassPlan(int classId, String name, int loaderId, String loader, String module, boolean preloaded,

@@ -40,7 +40,8 @@ public final class StaticListing {
      * An absent method gives a {@code <class>} element without {@code <method>}.
      */
     public static String describe(byte[] classFile, boolean precise, String name, String desc) {
-        ClassInstrumenter describer = new ClassInstrumenter(true, precise, true, true, true, true, LINE_SEPARATOR);
+        ClassInstrumenter describer = new ClassInstrumenter(InstrumentOptions.builder().precise(precise)
+                .instructions(true).listingSeparator(LINE_SEPARATOR).build());
         return describer.describeWithoutProbes(classFile, name, desc);
     }
 }

@@ -267,9 +267,7 @@ public final class TraceWriter implements Runnable {
         if (!started) {
             return;
         }
-        staticInfo("<class id=\"" + id + "\" name=\"" + Xml.attr(name) + "\" loader_id=\"" + loaderId
-                + "\" loader=\"" + Xml.attr(loader) + "\" instrumented=\"false\" reason=\"not-modifiable\" seen_late=\"true\""
-                + (hidden ? " hidden=\"true\"" : "") + (array ? " array=\"true\"" : "") + "/>\n");
+        staticInfo(ClassElement.uninstrumented(id, name, loaderId, loader, "not-modifiable", false, true, hidden, array));
     }
 
     /**
