@@ -19,7 +19,6 @@ Totals per method count recursion once: a method's total is the sum of inclusive
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from pathlib import Path
 
 import numba
 import numpy as np
-import zstandard
 
 from jbgui.model import cct as CCT
 from jbgui.model import derived
@@ -608,20 +606,20 @@ def forget_cached(analysis) -> None:
 
 
 def load_or_store_arrays(directory, name: str, keys: tuple[str, ...], compute, sound=None) -> dict[str, np.ndarray]:
-    """Arrays kept as one zstd-compressed ``.npy`` file each in ``directory/name/`` (about a tenth
-    of their size: the tree's columns are small, repetitive numbers; decoding 1.4 M nodes takes
-    0.1 s), computed and stored first when missing. Written to a temporary directory renamed
-    into place, so a reader never sees half a cache; a read-only, damaged (the frames carry
-    checksums) or older cache only costs the computation."""
+    """Arrays kept as one ``.npy`` file each in ``directory/name/``, memory-mapped when read
+    (a tree of millions of nodes opens at once; pages are read as the passes touch them),
+    computed and stored first when missing. Written to a temporary directory renamed into
+    place, so a reader never sees half a cache; a read-only or damaged cache only costs the
+    computation."""
     folder = Path(directory) / name if directory is not None else None
     if folder is not None and folder.is_symlink():
         folder = None       # never read or write through a link jbgui did not make
     if folder is not None and folder.is_dir():
         try:
-            stored = {k: load_array(folder / f"{k}.npy.zst") for k in keys}
+            stored = {k: np.load(folder / f"{k}.npy", mmap_mode="r", allow_pickle=False) for k in keys}
             if sound is None or sound(stored):
                 return stored
-        except (OSError, ValueError, EOFError, zstandard.ZstdError):
+        except (OSError, ValueError, EOFError):
             pass
     arrays = compute()
     if folder is not None:
@@ -630,30 +628,12 @@ def load_or_store_arrays(directory, name: str, keys: tuple[str, ...], compute, s
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir()
             for k in keys:
-                save_array(tmp / f"{k}.npy.zst", np.ascontiguousarray(arrays[k]))
+                np.save(tmp / f"{k}.npy", np.ascontiguousarray(arrays[k]))
             shutil.rmtree(folder, ignore_errors=True)
             tmp.rename(folder)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)
     return arrays
-
-
-def save_array(path: Path, array: np.ndarray) -> None:
-    """One array as a zstd frame (with its checksum) of its ``.npy`` form."""
-    raw = io.BytesIO()
-    np.save(raw, array, allow_pickle=False)
-    path.write_bytes(zstandard.ZstdCompressor(level=1, write_checksum=True, write_content_size=True)
-                     .compress(raw.getbuffer()))
-
-
-def load_array(path: Path) -> np.ndarray:
-    """An array written by :func:`save_array`; raises on damage (``ValueError``, ``ZstdError``)."""
-    data = path.read_bytes()
-    size = zstandard.frame_content_size(data)
-    if size < 0 or size > (1 << 36):
-        raise ValueError(f"{path}: no plausible size")
-    return np.load(io.BytesIO(zstandard.ZstdDecompressor().decompress(data, max_output_size=size)),
-                   allow_pickle=False)
 
 
 def run_methods_table_arrays(analysis, compute) -> dict[str, np.ndarray]:
