@@ -39,6 +39,7 @@ _EMPTY = K.EMPTY
 # with different fields, and a tree kept by one without the exception counts was read back by the
 # other as if it had them; such files are left unread.
 _FILE = "cct-v2.npz"
+_OLD_FILE = "cct.npz"
 FIELDS = ("parent", "key", "calls", "incl_bytecodes", "incl_blocks", "flags")
 # Fields that need the thread (its clock and exceptions), not only the call columns.
 EXTRA_FIELDS = ("depth", "incl_time", "thrown", "caught")
@@ -188,6 +189,7 @@ def for_thread(thread, progress=None, cancelled=None) -> dict[str, np.ndarray]:
         return {**fields, "capped": np.array([False])}
     if not len(calls):
         return {name: np.zeros(0, np.int64) for name in FIELDS + EXTRA_FIELDS} | {"capped": np.array([False])}
+    derived.forget(calls.directory, _OLD_FILE)    # read no more: not left to fill the disk
     return derived.load_or_compute(calls.directory, _FILE, (*FIELDS, *EXTRA_FIELDS, "capped"), build, _exact)
 
 
