@@ -8,8 +8,9 @@ Workloads (``--workload``, repeatable; default: all that can run here):
 ``javac``         javac compiling the top-level files of ``java/util`` (121 files on JDK 17) from
                   the JDK's own ``lib/src.zip`` (Debian: ``openjdk-17-source``), as a patch of
                   ``java.base``; traced three ways beside the untraced run: the default trace,
-                  ``level=method``, and ``blocking=off`` (the cost of the clock stamps around
-                  blocking calls is the difference); and under JaCoCo's agent (Debian
+                  ``level=method``, ``blocking=off`` (the cost of the clock stamps around
+                  blocking calls is the difference) and ``zlib`` (``-Djbgui.codec=zlib``: the
+                  codec before zstd, for its cost and bytes/event); and under JaCoCo's agent (Debian
                   ``libjacoco-java``), the reference cost of instrumentation without a trace.
 ``kernel``        a compute-heavy kernel (integer loops, arrays, small methods).
 ``ant``           Apache Ant (Debian ``ant``) building a small generated project with its javac task.
@@ -109,6 +110,8 @@ class Variant:
     label: str
     agent_options: str | None
     jacoco: bool = False
+    #: JVM options before the agent's (e.g. -Djbgui.codec=zlib: the previous codec, for comparison).
+    jvm: tuple[str, ...] = ()
 
 
 @dataclass
@@ -250,7 +253,7 @@ def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None
         options = f"out={trace}" + (f",{variant.agent_options}" if variant.agent_options else "")
         if cache_dir is not None:
             options += f",cache={cache_dir}"
-        args = [f"-javaagent:{agent}={options}", *args]
+        args = [*variant.jvm, f"-javaagent:{agent}={options}", *args]
     seconds, result = timed_run(java, args, cwd)
     samples.seconds.setdefault(variant.label, []).append(seconds)
     same = (lambda out: workload.normalize(out)) if workload.normalize else (lambda out: out)
@@ -391,7 +394,8 @@ WORKLOADS = ["hello", "kernel", "ant", "javac"]
 def variants_of(name: str, jacoco: Path | None) -> list[Variant]:
     v = [Variant("untraced", None), Variant("traced", "")]
     if name == "javac":
-        v += [Variant("method", "level=method"), Variant("blocking-off", "blocking=off")]
+        v += [Variant("method", "level=method"), Variant("blocking-off", "blocking=off"),
+              Variant("zlib", "", jvm=("-Djbgui.codec=zlib",))]
         if jacoco:
             v.append(Variant("jacoco", None, jacoco=True))
     return v

@@ -44,6 +44,9 @@ PACKAGES+=(graphviz)
 WHY[ant]="Apache Ant: a workload of the recorder benchmark (benchmarks/bench_recorder.py)"
 WHY[libjacoco-java]="JaCoCo's agent: the recorder benchmark's reference cost of instrumentation"
 PACKAGES+=(ant libjacoco-java)
+WHY[libzstd-jni-java]="zstd-jni: the agent compresses event chunks with zstd (4x faster than zlib, smaller)"
+WHY[libzstd-jni1]="zstd-jni's native library (without it the agent falls back to zlib)"
+PACKAGES+=(libzstd-jni-java libzstd-jni1)
 
 package_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]

@@ -76,6 +76,23 @@ def find_asm_jars() -> list[Path]:
     return jars
 
 
+def find_codec_jars() -> list[Path]:
+    """zstd-jni's jar (Debian's libzstd-jni-java), bundled into the engine for the chunk codec.
+
+    Its native library (Debian's libzstd-jni1) is looked for at run time; without it the agent
+    writes zlib chunks."""
+    jar = Path(os.environ.get("JBGUI_ASM_DIR", DEFAULT_ASM_DIR)) / "zstd-jni.jar"
+    if not jar.exists():
+        raise AgentBuildError(f"zstd-jni not found ({jar} missing): install it with "
+                              "'apt-get install libzstd-jni-java libzstd-jni1'")
+    return [jar]
+
+
+def _library_jars() -> list[Path]:
+    """Every jar the engine is compiled against and bundles: ASM, then the codec."""
+    return find_asm_jars() + find_codec_jars()
+
+
 def _source_files() -> list[Path]:
     files = sorted(JAVA_SOURCES.rglob("*.java"))
     if not files:
@@ -107,7 +124,7 @@ def cache_root() -> Path:
 
 def agent_dir() -> Path:
     """The directory the current sources build into (it may not exist yet)."""
-    return cache_root() / f"agent-{build_key(_source_files(), find_asm_jars())}"
+    return cache_root() / f"agent-{build_key(_source_files(), _library_jars())}"
 
 
 def ensure_agent() -> Path:
@@ -131,7 +148,7 @@ def _manifest() -> bytes:
 
 def _build_into(target: Path) -> None:
     java_home = find_java_home()
-    asm_jars = find_asm_jars()
+    asm_jars = _library_jars()
     sources = _source_files()
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="agent-build-", dir=target.parent))

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from jbgui.model import layout
+from jbgui.model.format.chunks import decode_payload
 
 STREAM_HEADER = struct.Struct("<4sHHIIqQ")
 CHUNK_HEADER = struct.Struct("<4sBBHIIQII")
@@ -36,9 +37,7 @@ def read_chunks(path: Path) -> tuple[bytes, list[tuple[int, int, np.ndarray]]]:
     while pos + layout.CHUNK_HEADER_SIZE <= len(data):
         _m, codec, filt, flags, count, length, first, _crc, _r = CHUNK_HEADER.unpack_from(data, pos)
         payload = data[pos + 32:pos + 32 + length]
-        raw = zlib.decompress(payload) if codec == layout.CODEC_ZLIB else payload
-        planes = np.frombuffer(raw, np.uint8)
-        words = planes.reshape(4, count).T.copy().view("<u4").ravel() if filt == 1 else planes.view("<u4")
+        words = decode_payload(payload, codec, filt, count)
         chunks.append((flags, first, words.astype(np.uint32)))
         pos += 32 + length
     return head, chunks

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import zstandard
 
 from jbgui.model import layout
 from jbgui.model.errors import TraceError
@@ -70,6 +71,18 @@ def test_inflating_stops_at_what_the_header_claims():
     with pytest.raises(ValueError, match="inflates to more than the 16 bytes"):
         decode_payload(bomb, layout.CODEC_ZLIB, 0, 4)
     assert list(decode_payload(zlib.compress(np.asarray(WORDS, "<u4").tobytes()), layout.CODEC_ZLIB, 0, 3)) == WORDS
+
+
+def test_zstd_chunks_decode_and_a_bigger_claim_is_refused():
+    """Codec 2 (zstd, what the recorder writes when zstd-jni is installed): plain words decode; a
+    frame that states more than the header's 4 n bytes is refused before anything is allocated."""
+    raw = np.asarray(WORDS, "<u4").tobytes()
+    assert list(decode_payload(zstandard.ZstdCompressor(level=1).compress(raw), layout.CODEC_ZSTD, 0, 3)) == WORDS
+    bomb = zstandard.ZstdCompressor().compress(bytes(64 << 20))
+    with pytest.raises(ValueError, match="more than the 16 bytes"):
+        decode_payload(bomb, layout.CODEC_ZSTD, 0, 4)
+    with pytest.raises(ValueError, match="zstd"):
+        decode_payload(b"not a zstd frame", layout.CODEC_ZSTD, 0, 4)
 
 
 def test_trace_json_shapes(tmp_path):

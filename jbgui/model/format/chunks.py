@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import zstandard
 
 from jbgui.model import layout
 from jbgui.model.errors import TraceError
@@ -252,6 +253,14 @@ def decode_payload(payload: bytes, codec: int, filt: int, count: int) -> np.ndar
             raise ValueError(f"inflates to more than the {want} bytes of {count} events")
         if not inflater.eof:
             raise ValueError("the compressed data ends early")
+    elif codec == layout.CODEC_ZSTD:
+        try:
+            # The frame states its size; refuse a bigger claim before anything is allocated.
+            if zstandard.frame_content_size(payload) > want:
+                raise ValueError(f"decompresses to more than the {want} bytes of {count} events")
+            raw = zstandard.ZstdDecompressor().decompress(payload, max_output_size=want)
+        except zstandard.ZstdError as error:
+            raise ValueError(f"zstd: {error}") from error
     elif codec == layout.CODEC_NONE:
         raw = payload
     else:

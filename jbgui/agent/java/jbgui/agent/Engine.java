@@ -56,6 +56,7 @@ public final class Engine {
                 "jdk.internal.misc", Set.of(runtime)), Map.of(), Set.of(), Map.of());
         jbgui.runtime.ThreadObjects.init();
 
+        TraceWriter.useCodec(ZstdCodec.load());
         TraceWriter.start(options.out, options.toJson(), jvmJson(), options.mode == 1, Config.maxBufferedBytes,
                 options.clockMicros);
 

@@ -120,6 +120,14 @@ public final class TraceWriter implements Runnable {
     /** Debugging aid for measuring the recording threads alone: -Djbgui.discard=true writes no events. */
     private static final boolean DISCARD = Boolean.getBoolean("jbgui.discard");
 
+    /**
+     * Chunks are compressed with {@code codec} (null: zlib). Called by the engine before
+     * {@link #start}, so that the warm-up exercises it before the program runs.
+     */
+    public static void useCodec(ChunkCodec codec) {
+        ENCODER.use(codec);
+    }
+
     /** Creates the trace directory's files and starts the writer and clock sampler threads. */
     public static void start(File directory, String options, String jvm, boolean sharedMode, long maxBytes,
                              int clockPeriodMicros) throws IOException {
@@ -335,7 +343,7 @@ public final class TraceWriter implements Runnable {
                 inFlightBytes -= 4L * ev.count;
                 FLOW.notifyAll();
             }
-            if (ev.recycle && ev.words.length == EventLayout.BUFFER_MAX_EVENTS && POOL.size() < 64) {
+            if (ev.recycle && ev.words.length == EventLayout.BUFFER_MAX_EVENTS && POOL.size() < 32) {
                 POOL.add(ev.words);
             }
         } else if (item instanceof Text) {

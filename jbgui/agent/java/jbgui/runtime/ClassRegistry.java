@@ -91,8 +91,34 @@ public final class ClassRegistry {
         }
     }
 
+    /**
+     * Ids of live classes, found without the lock. A ClassValue keeps the id in the class itself,
+     * so a class loader the program drops can still be unloaded (a table of Class keys would pin
+     * it). Only reached on a miss of the thread's own cache (ThreadTrace.classId), guarded.
+     */
+    private static final ClassValue<Integer> LIVE = new ClassValue<Integer>() {
+        @Override
+        protected Integer computeValue(Class<?> c) {
+            return idOfSlow(c);
+        }
+    };
+
+    static {
+        // Load ClassValue's machinery now, while the engine starts, not in the program's time.
+        new ClassValue<Integer>() {
+            @Override
+            protected Integer computeValue(Class<?> c) {
+                return 0;
+            }
+        }.get(ClassRegistry.class);
+    }
+
     /** The id of a live class; assigns one, and describes the class in static.xml, if it is new. */
     static int idOf(Class<?> c) {
+        return LIVE.get(c);
+    }
+
+    private static int idOfSlow(Class<?> c) {
         String name = c.getName().replace('.', '/');
         ClassLoader loader = c.getClassLoader();
         int id;

@@ -39,6 +39,7 @@ public final class EventLayout {
     public static final int STREAM_KIND_SHARED = 1;
     public static final int CODEC_NONE = 0;
     public static final int CODEC_ZLIB = 1;
+    public static final int CODEC_ZSTD = 2;
     public static final int FILTER_NONE = 0;
     public static final int FILTER_BYTE_PLANES = 1;
     public static final int CHUNK_FLAG_LAST = 1;
@@ -56,7 +57,7 @@ public final class EventLayout {
 
     // Per-thread buffers grow from the minimum to the maximum as a thread records more.
     public static final int BUFFER_MIN_EVENTS = 1024;
-    public static final int BUFFER_MAX_EVENTS = 16384;
+    public static final int BUFFER_MAX_EVENTS = 65536;
 
     public static int methodStart(int methodId) {
         return (TYPE_METHOD_START << TYPE_SHIFT) | (methodId << METHOD_SHIFT);

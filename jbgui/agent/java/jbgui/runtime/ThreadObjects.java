@@ -24,15 +24,27 @@ public final class ThreadObjects {
     private static Unsafe unsafe;
     /** Offset of {@code Thread.holder}; -1 before JDK 19, where the status is a field of Thread itself. */
     private static long holderOffset = -1;
+    /** Offset of {@code Thread.tid} (JDK 17 to 25 at least). */
+    private static long tidOffset;
 
     /** Called once by the engine before tracing starts. */
     public static void init() {
+        tidOffset = Unsafe.getUnsafe().objectFieldOffset(Thread.class, "tid");
         unsafe = Unsafe.getUnsafe();
         try {
             holderOffset = unsafe.objectFieldOffset(Thread.class, "holder");
         } catch (RuntimeException | InternalError e) {
             holderOffset = -1;
         }
+    }
+
+    /**
+     * The thread's id ({@code Thread.tid}, read without running traced code: {@code getId()} is
+     * traced and may be overridden); 0 before {@link #init}. Small enough to inline.
+     */
+    static long id(Thread thread) {
+        Unsafe u = unsafe;
+        return u == null ? 0 : u.getLong(thread, tidOffset);
     }
 
     /** False while the constructor of {@code thread} has not yet given it its status holder. */

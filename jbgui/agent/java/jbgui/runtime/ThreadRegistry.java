@@ -18,12 +18,14 @@ public final class ThreadRegistry {
 
     private static final class Table {
         final Thread[] keys;
+        /** Parallel to keys; {@link ThreadTrace#EMPTY} where no thread is, never null. */
         final ThreadTrace[] values;
         int size;
 
         Table(int capacity) {
             keys = new Thread[capacity];
             values = new ThreadTrace[capacity];
+            java.util.Arrays.fill(values, ThreadTrace.EMPTY);
         }
     }
 
@@ -31,9 +33,34 @@ public final class ThreadRegistry {
     private static volatile Table table = new Table(256);
     private static int nextIndex = 1;
 
-    /** The calling thread's trace, registering the thread on its first event; null when it must not record. */
+    /**
+     * Registered threads by {@code Thread.tid} modulo its length, for {@link #current}'s fast
+     * path; EMPTY where none (never null), slot 0 unused. A slot keeps the first thread that
+     * claims it; the others (ids that collide, beyond 4095 threads) take the slow path. Thread ids
+     * rather than identity hashes: the identity hash of a thread whose monitor is inflated
+     * (Thread.join waits on it) leaves the JIT's fast path for a call into the VM.
+     */
+    private static final ThreadTrace[] FAST = new ThreadTrace[4096];
+
+    static {
+        java.util.Arrays.fill(FAST, ThreadTrace.EMPTY);
+    }
+
+    /**
+     * The calling thread's trace, registering the thread on its first event; null when it must
+     * not record. The fast path fits HotSpot's MaxInlineSize (35 bytes of bytecode), so that it
+     * inlines into every probe.
+     */
     static ThreadTrace current() {
-        Thread thread = Thread.currentThread();
+        Thread me = Thread.currentThread();
+        ThreadTrace t = FAST[(int) ThreadObjects.id(me) & 4095];
+        if (t.thread == me) {
+            return t;
+        }
+        return currentSlow(me);
+    }
+
+    private static ThreadTrace currentSlow(Thread thread) {
         Table t = table;
         Thread[] keys = t.keys;
         int mask = keys.length - 1;
@@ -70,6 +97,10 @@ public final class ThreadRegistry {
             put(thread, ThreadTrace.REGISTERING);
             trace = new ThreadTrace(thread, nextIndex++);
             put(thread, trace);
+            int slot = (int) ThreadObjects.id(thread) & (FAST.length - 1);
+            if (slot != 0 && FAST[slot] == ThreadTrace.EMPTY) {
+                FAST[slot] = trace;
+            }
         }
         trace.started();
         return trace;
@@ -101,7 +132,7 @@ public final class ThreadRegistry {
         int mask = capacity - 1;
         for (int j = 0; j < old.keys.length; j++) {
             Thread k = old.keys[j];
-            if (k != null && old.values[j] != null) {
+            if (k != null && old.values[j] != ThreadTrace.EMPTY) {
                 int i = System.identityHashCode(k) & mask;
                 while (fresh.keys[i] != null) {
                     i = (i + 1) & mask;
@@ -122,7 +153,7 @@ public final class ThreadRegistry {
             Table t = table;
             for (int j = 0; j < t.keys.length; j++) {
                 ThreadTrace v = t.values[j];
-                if (t.keys[j] != null && v != null && v.thread != null) {
+                if (t.keys[j] != null && v != ThreadTrace.EMPTY && v.thread != null) {
                     result.add(v);
                 }
             }
@@ -140,8 +171,12 @@ public final class ThreadRegistry {
             for (ThreadTrace d : dead) {
                 for (int j = 0; j < t.keys.length; j++) {
                     if (t.keys[j] == d.thread) {
-                        // Removal from an open-addressed table: null the value, then rebuild.
-                        t.values[j] = null;
+                        int slot = (int) ThreadObjects.id(d.thread) & (FAST.length - 1);
+                        if (FAST[slot] == d) {
+                            FAST[slot] = ThreadTrace.EMPTY;
+                        }
+                        // Removal from an open-addressed table: drop the value, then rebuild.
+                        t.values[j] = ThreadTrace.EMPTY;
                     }
                 }
             }

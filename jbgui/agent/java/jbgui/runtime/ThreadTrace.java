@@ -17,8 +17,10 @@ public final class ThreadTrace {
     static final ThreadTrace REGISTERING = new ThreadTrace(1);
     /** The tracer's own threads: permanently guarded. */
     static final ThreadTrace IGNORED = new ThreadTrace(1);
+    /** An empty slot of ThreadRegistry's table (never null there, so its lookup needs no null check). */
+    static final ThreadTrace EMPTY = new ThreadTrace(1);
 
-    private static final int RECEIVER_CACHE = 256;
+    private static final int RECEIVER_CACHE = 1024;
 
     final Thread thread;
     public final int index;
@@ -50,7 +52,7 @@ public final class ThreadTrace {
         this.thread = thread;
         this.index = index;
         this.guard = 1; // until started() has run
-        this.buf = new int[EventLayout.BUFFER_MIN_EVENTS];
+        this.buf = new int[SHARED ? 1 : EventLayout.BUFFER_MIN_EVENTS];
         this.receiverKeys = new Class<?>[RECEIVER_CACHE];
         this.receiverIds = new int[RECEIVER_CACHE];
     }
@@ -81,38 +83,63 @@ public final class ThreadTrace {
         return b + pos;
     }
 
-    void put(int event) {
-        if (SHARED) {
-            SharedStream.put(this, event);
-            return;
+    private static final boolean START = Config.recordMethodStart;
+    private static final boolean START_RECEIVER = START && Config.recordReceiver;
+
+    /** A method start (Tracer.enter). */
+    void start(int event) {
+        if (START) {
+            put(event);
         }
+    }
+
+    /** An instance method's start and the class of its receiver (Tracer.enterInstance). */
+    void startInstance(int event, Object self) {
+        if (START_RECEIVER) {
+            put2(event, receiverWord(self));
+        } else if (START) {
+            put(event);
+        }
+    }
+
+    private int receiverWord(Object self) {
+        return EventLayout.extended(EventLayout.EXT_RECEIVER, classId(self.getClass()));
+    }
+
+    /**
+     * Records one event. Kept within HotSpot's MaxInlineSize (35 bytes of bytecode) so that C1
+     * and C2 inline it into Tracer's probes and those into the traced method: a call here per
+     * event cost more than the store. Mode 1's buffer holds one word, so there every event
+     * reaches {@link #overflow}, which hands it to the shared stream.
+     */
+    void put(int event) {
         int p = pos;
         int[] b = buf;
         b[p++] = event;
         pos = p;
         if (p == b.length) {
-            flush(false);
+            overflow();
         }
     }
 
+    /** Two events that must stay adjacent (a method start and its receiver). */
     void put2(int first, int second) {
         if (SHARED) {
             SharedStream.put2(this, first, second);
             return;
         }
-        int p = pos;
-        int[] b = buf;
-        if (p + 2 > b.length) {
-            put(first);
-            put(second);
+        put(first);
+        put(second);
+    }
+
+    /** The buffer is full: hand it over (mode 2) or pass the one event on (mode 1). */
+    private void overflow() {
+        if (SHARED) {
+            pos = 0;
+            SharedStream.put(this, buf[0]);
             return;
         }
-        b[p++] = first;
-        b[p++] = second;
-        pos = p;
-        if (p == b.length) {
-            flush(false);
-        }
+        flush(false);
     }
 
     /**

@@ -15,38 +15,32 @@ public final class Tracer {
     /** False before the engine has finished starting and after the final flush. */
     static volatile boolean active;
 
-    private static final boolean START = Config.recordMethodStart;
     private static final boolean END = Config.recordMethodEnd;
     private static final boolean BLOCKS = Config.recordBlocks;
-    private static final boolean RECEIVER = Config.recordReceiver;
     private static final boolean EXCEPTION_EXIT = Config.recordExceptionExit;
     private static final boolean CLASS_LOAD = Config.recordClassLoad;
     private static final boolean BLOCKING_STAMPS = Config.blockingStamps && Config.mode != 1;
 
+    // The probes are kept within HotSpot's MaxInlineSize (35 bytes of bytecode): beyond it C1
+    // never inlines them and C2 only at hot call sites, and a real call per probe cost more than
+    // the recording (-XX:+PrintInlining showed "callee is too large" on most call sites).
+
     public static ThreadTrace enter(int event) {
         ThreadTrace t = ThreadRegistry.current();
-        if (t == null || t.guard != 0) {
-            return null;
+        if (t != null && t.guard == 0) {
+            t.start(event);
+            return t;
         }
-        if (START) {
-            t.put(event);
-        }
-        return t;
+        return null;
     }
 
     public static ThreadTrace enterInstance(int event, Object self) {
         ThreadTrace t = ThreadRegistry.current();
-        if (t == null || t.guard != 0) {
-            return null;
+        if (t != null && t.guard == 0) {
+            t.startInstance(event, self);
+            return t;
         }
-        if (START) {
-            if (RECEIVER) {
-                t.put2(event, EventLayout.extended(EventLayout.EXT_RECEIVER, t.classId(self.getClass())));
-            } else {
-                t.put(event);
-            }
-        }
-        return t;
+        return null;
     }
 
     public static void block(ThreadTrace t, int event) {

@@ -1,0 +1,112 @@
+package jbgui.agent;
+
+import java.io.File;
+
+import com.github.luben.zstd.ZstdCompressCtx;
+import com.github.luben.zstd.util.Native;
+
+import jbgui.output.ChunkCodec;
+import jbgui.runtime.EventLayout;
+
+/**
+ * zstd (level 1) for chunk payloads, from Debian's zstd-jni (libzstd-jni-java, libzstd-jni1).
+ * It lives in the engine's isolated loader, not on the boot class path: zstd-jni's classes there
+ * would be the ones a program that bundles its own zstd-jni gets, and a native library belongs to
+ * one class loader. The writer reaches it through {@link ChunkCodec}.
+ */
+final class ZstdCodec implements ChunkCodec {
+    /** Where Debian's libzstd-jni1 installs the JNI library, per architecture. */
+    private static final String[] LIBRARY_DIRS = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+            "/usr/lib/jni", "/usr/lib64", "/usr/lib"};
+
+    private final ZstdCompressCtx ctx = new ZstdCompressCtx();
+
+    private ZstdCodec() {
+        ctx.setLevel(1);
+        ctx.setChecksum(false);
+        ctx.setContentSize(true);
+    }
+
+    /**
+     * The codec, or null when zstd-jni or its native library is missing or fails (the trace is
+     * then written with zlib) or when {@code -Djbgui.codec=zlib} asks for zlib.
+     */
+    static ChunkCodec load() {
+        if ("zlib".equals(System.getProperty("jbgui.codec"))) {
+            return null;
+        }
+        if (nativeAccessWarns()) {
+            jbgui.output.TraceWriter.log("info: chunks are written with zlib: on JDK 24+ zstd's JNI library needs "
+                    + "--enable-native-access=ALL-UNNAMED, else the JVM warns on the program's stderr");
+            return null;
+        }
+        try {
+            if (!Native.isLoaded()) {
+                File lib = find();
+                if (lib == null) {
+                    return null;
+                }
+                System.load(lib.getAbsolutePath());
+                Native.assumeLoaded();
+            }
+            ZstdCodec codec = new ZstdCodec();
+            byte[] probe = new byte[256];
+            codec.compress(probe, probe.length, new byte[codec.bound(probe.length)]);
+            return codec;
+        } catch (Throwable e) {
+            jbgui.output.TraceWriter.log("warning: zstd unavailable, chunks are written with zlib: " + e);
+            return null;
+        }
+    }
+
+    /**
+     * Since JDK 24 a JNI library loaded, or a native method bound, from an unnamed module
+     * without native access prints a warning on the program's stderr (JEP 472); granting the
+     * access to unnamed modules would silence the program's own warnings too. There zstd is
+     * used only when the JVM already grants it (--enable-native-access=ALL-UNNAMED).
+     */
+    private static boolean nativeAccessWarns() {
+        if (Runtime.version().feature() < 24) {
+            return false;
+        }
+        try {
+            return !(Boolean) Module.class.getMethod("isNativeAccessEnabled").invoke(ZstdCodec.class.getModule());
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return true;
+        }
+    }
+
+    private static File find() {
+        String override = System.getProperty("jbgui.zstd.library");
+        if (override != null) {
+            return new File(override);
+        }
+        for (String dir : LIBRARY_DIRS) {
+            File f = new File(dir, "libzstd-jni.so.1");
+            if (f.isFile()) {
+                return f;
+            }
+            f = new File(dir, "libzstd-jni.so");
+            if (f.isFile()) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public int id() {
+        return EventLayout.CODEC_ZSTD;
+    }
+
+    @Override
+    public int bound(int size) {
+        // ZSTD_COMPRESSBOUND: size + size/256 + a little for small inputs.
+        return size + (size >>> 8) + 64 + (size < (128 << 10) ? ((128 << 10) - size) >>> 11 : 0);
+    }
+
+    @Override
+    public int compress(byte[] src, int len, byte[] dst) {
+        return ctx.compressByteArray(dst, 0, dst.length, src, 0, len);
+    }
+}
