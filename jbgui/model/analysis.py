@@ -131,6 +131,37 @@ class CallTable:
             return self.__dict__[name]
         raise AttributeError(name)
 
+    def window(self, name: str, lo: int, hi: int) -> np.ndarray:
+        """Rows ``[lo, hi)`` of a stored column (not ``parent``, ``end`` or the inclusive counts),
+        from the whole column when it is decoded already, else from the few blocks that hold them
+        (kept in a small cache): how views that show a region read a thread of any size. Read
+        only."""
+        whole = self.__dict__.get(name)
+        if whole is not None or self._stored is None:
+            return np.asarray(getattr(self, name))[max(lo, 0):hi]
+        return self._stored.window(name, lo, hi)
+
+    def values_at(self, name: str, rows) -> np.ndarray:
+        """``name`` at the given rows, decoding only the blocks that hold them (see :meth:`window`)."""
+        rows = np.asarray(rows, np.int64)
+        whole = self.__dict__.get(name)
+        if whole is not None or self._stored is None:
+            return np.asarray(getattr(self, name))[rows]
+        out = np.empty(rows.shape, self._stored.dtypes[name])
+        if not rows.size:
+            return out
+        flat = rows.ravel()
+        if flat.min() < 0 or flat.max() >= self.rows:
+            raise IndexError(f"row out of range 0..{self.rows}")
+        starts = self._stored.starts
+        block = np.searchsorted(starts, flat, side="right") - 1
+        result = out.ravel()
+        for b in np.unique(block).tolist():
+            sel = block == b
+            lo = int(starts[b])
+            result[sel] = self._stored.window(name, lo, int(starts[b + 1]))[flat[sel] - lo]
+        return result.reshape(rows.shape)
+
     def _tree_column(self, name: str) -> np.ndarray:
         """parent or end (not stored: one pass over depth gives both); the lock is held."""
         if name not in self.__dict__:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import io
 import os
 import struct
+import threading
 import zlib
 from pathlib import Path
 
@@ -293,6 +294,9 @@ def dedupe_patches(patches: np.ndarray) -> np.ndarray:
     return kept[np.lexsort((kept[:, 0], kept[:, 1]))]
 
 
+_BLOCKS_LOCK = threading.Lock()
+
+
 class StoredColumns:
     """Reads the columns of one thread's call table (written by :class:`ColumnWriter`)."""
 
@@ -363,6 +367,37 @@ class StoredColumns:
         self._patch(name, out, base, top)
         _check_range(name, out, len(out), self.directory)
         return out[lo - base:hi - base]
+
+    # Decoded blocks kept per column by :meth:`window` (a block is about 256 K rows: 1 MB of int32).
+    CACHED_BLOCKS = 32
+
+    def window(self, name: str, lo: int, hi: int) -> np.ndarray:
+        """Rows ``[lo, hi)`` of a stored column like :meth:`decode_rows`, but from decoded blocks
+        kept in a small cache (least recently used dropped): what a view panning over one region
+        asks for again and again. The result may share memory with the cache: do not write it."""
+        lo, hi = max(int(lo), 0), min(int(hi), self.rows)
+        if hi <= lo:
+            return np.zeros(0, self.dtypes[name])
+        b0 = int(np.searchsorted(self.starts, lo, side="right")) - 1
+        b1 = int(np.searchsorted(self.starts, hi, side="left"))
+        parts = [self._cached_block(name, i) for i in range(b0, b1)]
+        whole = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        base = int(self.starts[b0])
+        return whole[lo - base:hi - base]
+
+    def _cached_block(self, name: str, i: int) -> np.ndarray:
+        with _BLOCKS_LOCK:      # views ask from the GUI thread and from tasks
+            cache = self.__dict__.setdefault("_blocks", {})
+            key = (name, i)
+            got = cache.pop(key, None)
+            if got is None:
+                got = self.decode_rows(name, int(self.starts[i]), int(self.starts[i + 1]))
+                got.flags.writeable = False
+                per_column = [k for k in cache if k[0] == name]
+                if len(per_column) >= self.CACHED_BLOCKS:
+                    del cache[per_column[0]]
+            cache[key] = got       # re-inserted: the dict's order is the order of use
+            return got
 
     def tree(self, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``parent`` and ``end`` derived from the decoded ``depth`` column."""

@@ -1,11 +1,12 @@
 """What the timeline draws: per thread, the calls as rectangles (time × depth), with whatever is
 narrower than a pixel merged before it reaches the view.
 
-The call columns stay where the analyzer put them (memory-mapped for large traces): a query walks
-the call tree (:mod:`jbgui.model.timeline_kernel`) and visits only what it draws, so it costs
-about the same for a trace of a thousand calls and one of two hundred million, and nothing is
-built per call when a trace opens. The one derived column, each call's deepest descendant depth,
-is computed once per thread and kept beside the analyzer's columns.
+No whole column is read: a query walks a call tree (:mod:`jbgui.model.timeline_kernel`) and
+visits only what it draws — zoomed out, a level of detail's small table
+(:mod:`jbgui.model.timeline_lod`, built once per thread and kept beside the analyzer's columns);
+zoomed in, the few blocks of rows of the visible range, decoded on demand. So opening and drawing
+cost about the same for a trace of a thousand calls and of two hundred million, in time and in
+memory.
 
 Times are nanoseconds since the trace started (interpolated between the thread's clock samples),
 or event indices for a trace without a clock (then lanes of different threads do not share an
@@ -15,17 +16,14 @@ axis; :attr:`TimelineModel.has_clock` says which).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from jbgui.model import derived
 from jbgui.model import timeline_kernel as K
+from jbgui.model import timeline_lod as LOD
 from jbgui.model.analysis import Analysis, ThreadReplay
 
 _FIRST_CAPACITY = 1 << 14
-_MAX_DEPTH_FILE = "max_depth.bin"
-_INDEX_FILE = "timeline_index.npz"
 
 
 @dataclass
@@ -53,35 +51,74 @@ class Rects:
         return Rects(z, z, z, np.zeros(0), np.zeros(0), np.zeros(0, np.bool_), z, z)
 
 
-class ThreadTimeline:
-    """One thread's calls in time: the columns the walk reads, and queries."""
+class _Table:
+    """Rows the walk runs over — a level of detail's table, or a window of the thread's rows after
+    the ancestors of its first row — with the tree and search arrays the kernel reads. ``row``
+    maps each back to the thread's call table."""
 
-    def __init__(self, thread: ThreadReplay, has_clock: bool):
+    def __init__(self, row, first, last, depth, method, flags, deep=None):
+        self.row = np.ascontiguousarray(row, np.int64)
+        self.first = np.ascontiguousarray(first, np.int64)
+        self.last = np.ascontiguousarray(last, np.int64)
+        self.depth = np.ascontiguousarray(depth, np.int32)
+        self.deep = self.depth if deep is None else np.ascontiguousarray(deep, np.int32)
+        self.method = method
+        self.flags = flags
+        n = len(self.row)
+        self.parent = np.empty(n, np.int64)
+        self.end = np.empty(n, np.int64)
+        if n:
+            K.loose_tree(self.depth, self.parent, self.end)
+        self.maxd = K.subtree_max_depth(self.parent, self.deep) if n else np.zeros(0, np.int32)
+        self.sample = np.ascontiguousarray(self.first[::K.SAMPLE]) if n else np.zeros(1, np.int64)
+        small = K.block_maxima(self.deep, K.SMALL_BLOCK) if n else np.zeros(1, np.int32)
+        self.blocks_small = small
+        self.blocks_large = K.block_maxima(small, K.LARGE_BLOCK // K.SMALL_BLOCK) if n else np.zeros(1, np.int32)
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+
+_WINDOW_NAMES = ("first", "last", "depth", "method", "flags")
+
+
+class ThreadTimeline:
+    """One thread's calls in time, and queries. Nothing here holds a whole column: a zoomed-out
+    query walks a level of detail (:mod:`jbgui.model.timeline_lod`), a zoomed-in one the few blocks
+    of rows of the visible range, so opening and drawing cost the same for a thread of a thousand
+    calls and of two hundred million."""
+
+    def __init__(self, thread: ThreadReplay, has_clock: bool, window_rows: int = LOD.WINDOW_ROWS):
         self.thread = thread
-        calls = thread.calls
+        self.calls = calls = thread.calls
         self.rows = n = len(calls)
-        self.first = np.asarray(calls.first)
-        self.last = np.asarray(calls.last)
-        self.end_row = np.asarray(calls.end)
-        self.parent = np.asarray(calls.parent)
-        self.depth = np.asarray(calls.depth)
-        self.max_depth_below = _max_depth_column(calls.directory, self.parent, self.depth, n)
-        index = _search_index(calls.directory, self.first, self.depth, n)
-        self.first_sample = index["first_sample"]
-        self.blocks_small = index["blocks_small"]
-        self.blocks_large = index["blocks_large"]
         clock = thread.clock if has_clock and len(thread.clock) >= 2 else np.zeros((0, 2))
         self.pos = np.ascontiguousarray(clock[:, 0], np.float64)
         self.nanos = np.ascontiguousarray(clock[:, 1], np.float64)
+        self._capacity = _FIRST_CAPACITY
+        self._levels: dict[int, _Table] = {}
+        self._window: tuple[float, float, _Table] | None = None
         if n:
-            roots = _roots(self.end_row, n)   # top-level calls: their subtrees cover every row
-            self.max_depth = int(np.asarray(self.max_depth_below)[roots].max())
-            self.t_min = self.time(float(self.first[0]))
-            self.t_max = self.time(float(np.asarray(self.last)[roots].max()) + 1.0)
+            self.lod = LOD.Levels(calls, thread.events, self.pos, self.nanos, window_rows)
+            self.max_depth = self.lod.max_depth
+            self.t_min, self.t_max = self.lod.t_min, self.lod.t_max
+            self.limits = self.lod.limits
         else:
+            self.lod = None
             self.max_depth = -1
             self.t_min = self.t_max = 0.0
-        self._capacity = _FIRST_CAPACITY
+            self.limits = np.zeros(0)
+
+    # ------------------------------------------------------------------ whole columns (tests, tools)
+
+    @property
+    def depth(self) -> np.ndarray:
+        """Every call's depth: the whole column (decoded on first use). Views ask
+        :meth:`depth_of`."""
+        return np.asarray(self.calls.depth)
+
+    def depth_of(self, row: int) -> int:
+        return int(self.calls.values_at("depth", np.array([row]))[0])
 
     # ------------------------------------------------------------------ times
 
@@ -93,16 +130,82 @@ class ThreadTimeline:
 
     def span(self, row: int) -> tuple[float, float]:
         """Start and end time of a call: [t(first), t(last + 1))."""
-        return self.time(float(self.first[row])), self.time(float(self.last[row]) + 1.0)
+        rows = np.array([row])
+        return (self.time(float(self.calls.values_at("first", rows)[0])),
+                self.time(float(self.calls.values_at("last", rows)[0]) + 1.0))
 
     def spans(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Start and end times of many calls (every call when ``rows`` is None)."""
-        first = self.first if rows is None else self.first[rows]
-        last = self.last if rows is None else self.last[rows]
+        """Start and end times of many calls (every call when ``rows`` is None: whole columns)."""
+        if rows is None:
+            first, last = np.asarray(self.calls.first), np.asarray(self.calls.last)
+        else:
+            first, last = self.calls.values_at("first", rows), self.calls.values_at("last", rows)
         if len(self.pos) < 2:
             return first.astype(np.float64), last.astype(np.float64) + 1.0
         return (np.interp(first.astype(np.float64), self.pos, self.nanos),
                 np.interp(last.astype(np.float64) + 1.0, self.pos, self.nanos))
+
+    # ------------------------------------------------------------------ the rows a query walks
+
+    def _level(self, k: int) -> _Table:
+        got = self._levels.get(k)
+        if got is None:
+            t = self.lod.table(k)
+            got = self._levels[k] = _Table(t["row"], t["first"], t["last"], t["depth"], t["method"], t["flags"],
+                                           t["deep"])
+        return got
+
+    def _window_for(self, t0: float, t1: float) -> _Table:
+        """The rows that can be drawn in [t0, t1) closer in than the finest level: every call
+        starting between ``t0`` less the finest level's length (a call running at ``t0`` that the
+        level left out started after that) and ``t1``, after the ancestors of the first of them
+        (all in the finest level: they are longer). The last window is kept, with a margin of half
+        its width on each side, for the next query."""
+        if self._window is not None and self._window[0] <= t0 and t1 <= self._window[1]:
+            return self._window[2]
+        n = self.rows
+        if not len(self.limits):
+            table = _Table(np.arange(n), *(self.calls.window(name, 0, n) for name in _WINDOW_NAMES))
+            self._window = (-np.inf, np.inf, table)
+            return table
+        finest = float(self.limits[-1])
+        width = max(t1 - t0, 0.0)
+        a, b = t0 - width / 2 - 1.01 * finest, t1 + width / 2
+        e_a, e_b = self.event(a) - 1.0, self.event(b) + 1.0
+        block_first = self.lod.block_first
+        starts = self.lod.starts
+        b0 = max(int(np.searchsorted(block_first, e_a, side="right")) - 1, 0)
+        b1 = max(int(np.searchsorted(block_first, e_b, side="right")), b0 + 1)
+        base, top = int(starts[b0]), int(starts[b1])
+        first = self.calls.window("first", base, top)
+        lo = base + int(np.searchsorted(first, e_a, side="left"))
+        hi = base + int(np.searchsorted(first, e_b, side="right"))
+        lo = min(lo, hi)
+        cols = [self.calls.window(name, lo, hi) for name in _WINDOW_NAMES]
+        anc = self._ancestors(lo, float(cols[0][0]) if hi > lo else e_a)
+        level = self._level(len(self.limits) - 1)
+        row = np.concatenate([level.row[anc], np.arange(lo, hi, dtype=np.int64)])
+        parts = [np.concatenate([getattr(level, name)[anc], col]) for name, col in zip(_WINDOW_NAMES, cols)]
+        table = _Table(row, *parts)
+        self._window = (a + 1.01 * finest, b, table)
+        return table
+
+    def _ancestors(self, row: int, first_event: float) -> np.ndarray:
+        """Positions in the finest level of the calls running when ``row`` starts, outermost first."""
+        level = self._level(len(self.limits) - 1)
+        q = int(np.searchsorted(level.row, row, side="left")) - 1
+        out = []
+        while q >= 0:
+            if level.last[q] >= first_event and level.row[q] < row and self._kept(level, q):
+                out.append(q)
+            q = int(level.parent[q])
+        return np.array(out[::-1], np.int64)
+
+    def _kept(self, level: _Table, q: int) -> bool:
+        """A call of the level (not a filler): at least the level's length."""
+        s = self.time(float(level.first[q]))
+        e = self.time(float(level.last[q]) + 1.0)
+        return e - s >= float(self.limits[-1])
 
     # ------------------------------------------------------------------ queries
 
@@ -116,25 +219,29 @@ class ThreadTimeline:
         if hi < depth_lo:
             return Rects.empty()
         px = max(float(units_per_pixel), 1e-12)
+        k = LOD.level_for(self.limits, px)
+        tab = self._level(k) if k >= 0 else self._window_for(float(t0), float(t1))
         while True:
             cap = self._capacity
             out = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
                    np.empty(cap, np.float64), np.empty(cap, np.float64), np.empty(cap, np.int8))
-            k = K.query(self.first, self.first_sample, self.last, self.end_row, self.parent, self.depth, self.max_depth_below,
-                        self.blocks_small, self.blocks_large, self.pos, self.nanos, float(t0), float(t1), px, int(max(depth_lo, 0)), int(hi), *out)
-            if k < cap:
+            n = K.query(tab.first, tab.sample, tab.last, tab.end, tab.parent, tab.depth, tab.deep, tab.maxd,
+                        tab.blocks_small, tab.blocks_large, self.pos, self.nanos, float(t0), float(t1), px,
+                        int(max(depth_lo, 0)), int(hi), *out)
+            if n < cap:
                 break
             self._capacity = cap * 4
-        row, d0, d1, start, end, merged = (a[:k] for a in out)
-        calls = self.thread.calls
-        return Rects(row, d0, d1, start, end, merged.astype(np.bool_), np.asarray(calls.method)[row].astype(np.int64),
-                     np.asarray(calls.flags)[row].astype(np.int64))
+        local, d0, d1, start, end, merged = (a[:n] for a in out)
+        return Rects(tab.row[local], d0, d1, start, end, merged.astype(np.bool_),
+                     np.asarray(tab.method)[local].astype(np.int64), np.asarray(tab.flags)[local].astype(np.int64))
 
     def call_at(self, t: float, depth: int) -> int:
         """The row of the call at ``depth`` running at time ``t`` (-1 if none)."""
         if not self.rows or depth < 0 or depth > self.max_depth:
             return -1
-        return int(K.call_at(self.first, self.first_sample, self.last, self.end_row, self.parent, self.depth, self.event(t), depth))
+        tab = self._window_for(float(t), float(t))
+        local = int(K.call_at(tab.first, tab.sample, tab.last, tab.end, tab.parent, tab.depth, self.event(t), depth))
+        return int(tab.row[local]) if local >= 0 else -1
 
     def call_near(self, t: float, depth: int, tolerance: float) -> int:
         """Like :meth:`call_at`, or else a call at ``depth`` within ``tolerance`` of ``t`` (a pixel
@@ -152,14 +259,16 @@ class ThreadTimeline:
 class TimelineModel:
     """Every thread's timeline, and the marks drawn over them (exceptions, class loads)."""
 
-    def __init__(self, analysis: Analysis, use_clock: bool = True):
+    def __init__(self, analysis: Analysis, use_clock: bool = True, window_rows: int = LOD.WINDOW_ROWS):
         """``use_clock=False`` puts every lane on its own event index (the x-axis that is exact
-        where times are interpolated, see :mod:`jbgui.model.time_quality`)."""
+        where times are interpolated, see :mod:`jbgui.model.time_quality`). ``window_rows``: see
+        :data:`jbgui.model.timeline_lod.WINDOW_ROWS` (tests make it small to walk levels of
+        detail on small traces)."""
         self.analysis = analysis
         with_calls = [t for t in analysis.threads if len(t.calls)]
         self.clock_available = bool(with_calls) and all(len(t.clock) >= 2 for t in with_calls)
         self.has_clock = self.clock_available and use_clock
-        self.threads = [ThreadTimeline(t, self.has_clock) for t in analysis.threads]
+        self.threads = [ThreadTimeline(t, self.has_clock, window_rows) for t in analysis.threads]
         spans = [(tl.t_min, tl.t_max) for tl in self.threads if tl.rows]
         self.t_min = min((s for s, _ in spans), default=0.0)
         self.t_max = max((e for _, e in spans), default=1.0)
@@ -186,9 +295,9 @@ class TimelineModel:
                     "exc_class": np.zeros(0, np.int64)}
         throw_row = exc["throw_row"]
         catch_row = exc["catch_row"]
-        throw_depth = np.where(throw_row >= 0, tl.depth[np.maximum(throw_row, 0)], 0)
+        throw_depth = np.where(throw_row >= 0, tl.calls.values_at("depth", np.maximum(throw_row, 0)), 0)
         caught = catch_row >= 0
-        catch_depth = np.where(caught, tl.depth[np.maximum(catch_row, 0)], -1)
+        catch_depth = np.where(caught, tl.calls.values_at("depth", np.maximum(catch_row, 0)), -1)
         return {"throw_t": self._event_time(tl, exc["throw_event"]), "throw_depth": throw_depth,
                 "catch_t": self._event_time(tl, exc["catch_event"]), "catch_depth": catch_depth,
                 "index": np.arange(len(exc)), "exc_class": np.asarray(exc["exc_class"], np.int64)}
@@ -202,48 +311,3 @@ class TimelineModel:
         if len(tl.pos) < 2:
             return events
         return np.interp(events, tl.pos, tl.nanos)
-
-
-def _roots(end_row: np.ndarray, n: int) -> np.ndarray:
-    """Rows of the top-level calls (a chain through ``end``)."""
-    out = []
-    r = 0
-    while r < n and len(out) < 10_000_000:
-        out.append(r)
-        r = int(end_row[r])
-    return np.array(out, np.int64)
-
-
-def _search_index(directory: Path | None, first: np.ndarray, depth: np.ndarray, n: int) -> dict[str, np.ndarray]:
-    """The small arrays the walk searches before touching the columns: every SAMPLE-th first
-    event, and the maximum depth per block of rows (computed once, kept beside the columns)."""
-    if n == 0:
-        return {"first_sample": np.zeros(1, np.int64), "blocks_small": np.zeros(1, np.int32),
-                "blocks_large": np.zeros(1, np.int32)}
-    def build() -> dict[str, np.ndarray]:
-        small = K.block_maxima(np.asarray(depth), K.SMALL_BLOCK)
-        return {"first_sample": np.ascontiguousarray(first[::K.SAMPLE], np.int64), "blocks_small": small,
-                "blocks_large": K.block_maxima(small, K.LARGE_BLOCK // K.SMALL_BLOCK)}
-    return derived.load_or_compute(directory, _INDEX_FILE, ("first_sample", "blocks_small", "blocks_large"), build,
-                                   valid=lambda a: len(a["first_sample"]) == (n + K.SAMPLE - 1) // K.SAMPLE)
-
-
-def _max_depth_column(directory: Path | None, parent: np.ndarray, depth: np.ndarray, n: int) -> np.ndarray:
-    """Each call's deepest descendant depth, from the analyzer's cache folder when computed
-    before (it is derived from the call columns, which never change once written)."""
-    if n == 0:
-        return np.zeros(0, np.int32)
-    path = Path(directory) / _MAX_DEPTH_FILE if directory is not None else None
-    if path is not None and path.exists() and path.stat().st_size == 4 * n:
-        if n > (1 << 20):
-            return np.memmap(path, dtype="<i4", mode="r", shape=(n,))
-        return np.fromfile(path, dtype="<i4", count=n)
-    column = K.subtree_max_depth(np.asarray(parent), np.asarray(depth))
-    if path is not None:
-        try:
-            tmp = path.with_suffix(".tmp")
-            column.astype("<i4").tofile(tmp)
-            tmp.replace(path)
-        except OSError:
-            pass  # a read-only cache: computed again next time
-    return column

@@ -184,11 +184,13 @@ def call_at(first, sample, last, end, parent, depth, e, d):
 
 
 @numba.njit(cache=True)
-def query(first, sample, last, end, parent, depth, maxd, blocks_small, blocks_large, pos, nanos, t0, t1, px, depth_lo,
-          depth_hi, o_row, o_d0, o_d1, o_start, o_end, o_merged):
+def query(first, sample, last, end, parent, depth, deep, maxd, blocks_small, blocks_large, pos, nanos, t0, t1, px,
+          depth_lo, depth_hi, o_row, o_d0, o_d1, o_start, o_end, o_merged):
     """Rectangles for times [t0, t1) at ``px`` time units per pixel and depths
     [depth_lo, depth_hi]. Writes into the ``o_*`` arrays; returns how many (at most their length:
-    a full buffer ends the walk early, and the caller asks again with a larger one)."""
+    a full buffer ends the walk early, and the caller asks again with a larger one). ``deep`` is
+    the deepest depth a row stands for (its depth, or more for a level of detail's filler, see
+    :mod:`jbgui.model.timeline_lod`); ``blocks_*`` index it."""
     n = len(first)
     cap = len(o_row)
     k = 0
@@ -230,7 +232,7 @@ def query(first, sample, last, end, parent, depth, maxd, blocks_small, blocks_la
                 nxt = limit
             if nxt <= cur:
                 nxt = end[cur]
-            d1 = range_max(depth, blocks_small, blocks_large, cur, nxt)
+            d1 = range_max(deep, blocks_small, blocks_large, cur, nxt)
             tail = nxt - 1                      # the last row of the run: climb to its sibling
             while parent[tail] != par:
                 tail = parent[tail]
@@ -274,6 +276,30 @@ def query(first, sample, last, end, parent, depth, maxd, blocks_small, blocks_la
                 continue
         cur = end[cur]
     return k
+
+
+@numba.njit(cache=True)
+def loose_tree(depth, parent, end):
+    """``parent`` and ``end`` of rows in preorder from their depths, where a row may sit more than
+    one level below the row before it (a window of a thread's rows after the ancestors of its
+    first row: the calls in between are not there): a row's parent is the nearest row before it
+    that is shallower."""
+    n = len(depth)
+    stack = np.empty(64, np.int64)
+    sp = 0
+    for i in range(n):
+        d = depth[i]
+        while sp > 0 and depth[stack[sp - 1]] >= d:
+            sp -= 1
+            end[stack[sp]] = i
+        parent[i] = stack[sp - 1] if sp > 0 else -1
+        if sp == len(stack):
+            stack = _grow(stack)
+        stack[sp] = i
+        sp += 1
+    while sp > 0:
+        sp -= 1
+        end[stack[sp]] = n
 
 
 @numba.njit(cache=True)

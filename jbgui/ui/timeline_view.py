@@ -166,7 +166,7 @@ class FlameItem(pg.GraphicsObject):
         if lane is None or not 0 <= ref.row < lane.timeline.rows:
             return None
         tl = lane.timeline
-        y = lane.depth0 + float(tl.depth[ref.row]) * ROW
+        y = lane.depth0 + float(tl.depth_of(ref.row)) * ROW
         start, end = tl.span(ref.row)
         return QRectF(start, y, end - start, ROW)
 
@@ -682,7 +682,7 @@ class TimelineView(QWidget):
         expands its lane when the call is below the levels a collapsed lane shows."""
         lane = self.item.lane_of(ref.thread) if self.item is not None else None
         if lane is not None and lane.collapsed and 0 <= ref.row < lane.timeline.rows and \
-                int(lane.timeline.depth[ref.row]) >= lane.levels:
+                lane.timeline.depth_of(ref.row) >= lane.levels:
             self.item.set_collapsed(lane, False)
             self._limit_y()
         rect = self.item.call_rect(ref) if self.item is not None else None

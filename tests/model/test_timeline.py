@@ -10,11 +10,18 @@ from jbgui.model.analysis import Analysis
 from jbgui.model.timeline import TimelineModel
 
 
-@pytest.fixture(scope="module")
-def model(record, default_jdk) -> TimelineModel:
+@pytest.fixture(scope="module", params=["windows", "levels"])
+def model(request, record, default_jdk) -> TimelineModel:
+    """The default model (a thread this small is one window), and one that keeps levels of detail
+    for anything above 64 calls, so that the same checks walk the levels' tables and the windows
+    between them."""
     run = record("multithread", default_jdk)
     assert run.exit_code == 0, run.describe()
-    return TimelineModel(Analysis.open(run.trace_dir))
+    if request.param == "windows":
+        return TimelineModel(Analysis.open(run.trace_dir))
+    m = TimelineModel(Analysis.open(run.trace_dir), window_rows=64)
+    assert max(len(tl.limits) for tl in m.threads) >= 2
+    return m
 
 
 def raster(start, end, depth, t0, t1, width, depths, clamp=False):
@@ -101,6 +108,10 @@ def test_whole_run_is_bounded_by_pixels_not_calls(model):
     tl = max(model.threads, key=lambda t: t.rows)
     width = 800
     got = tl.query(tl.t_min, tl.t_max, (tl.t_max - tl.t_min) / width)
+    if len(tl.limits):      # the whole run is drawn from the coarsest level, not the calls
+        from jbgui.model.timeline_lod import level_for
+        assert level_for(tl.limits, (tl.t_max - tl.t_min) / width) == 0
+        assert len(tl._level(0)) < tl.rows / 4
     assert len(got) <= 2 * (tl.max_depth + 1) * width
     assert len(got) < tl.rows / 4
 
