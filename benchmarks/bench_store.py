@@ -11,6 +11,9 @@ or of ``--traces-dir``; never opened in place):
   (``jbgui.ui.loading.load_trace``: replay, timeline, summary), and the replay's throughput
   (events / seconds of ``Analysis.open``, end to end: static.xml, decoding, replay, store);
 - warm open: a fresh process, the cache present: ``Analysis.open`` alone and ``load_trace``;
+- the explorer itself (offscreen), warm: open to the first painted timeline and the memory then,
+  and the time and peak memory when every background task is done (the call tree reads its first
+  thread's columns in the background);
 - peak resident memory of each of those processes;
 
 and for the bundled example, the first open after a fresh install: a new numba cache, then what
@@ -75,6 +78,42 @@ elif mode == "derive":
     TimelineModel(analysis)
     for th in analysis.threads:
         th.cct, th.call_summary
+elif mode == "gui":
+    # the explorer itself (offscreen): open to the first painted timeline, the memory then, and
+    # when every background task (the call tree's first thread) is done
+    import os
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop
+    from PySide6.QtWidgets import QApplication
+    app = QApplication([])
+    from jbgui.ui import timeline_view as TV
+    from jbgui.ui.main_window import MainWindow
+    from jbgui.ui.tasks import _RUNNING
+    def rss_now():
+        return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    marks = {}
+    paint = TV.FlameItem.paint
+    def painted(self, *a):
+        marks.setdefault("paint", time.perf_counter())
+        return paint(self, *a)
+    TV.FlameItem.paint = painted
+    window = MainWindow()
+    window.resize(1600, 1000)
+    window.show()
+    loop = QEventLoop()
+    window.traceLoaded.connect(lambda _l: loop.quit())
+    t = time.perf_counter()
+    window.open_trace(str(path))
+    loop.exec()
+    window.tabs.setCurrentWidget(window.timeline)
+    while "paint" not in marks:
+        app.processEvents()
+    out["first_paint"] = marks["paint"] - t
+    out["paint_rss_mb"] = rss_now()
+    for task in list(_RUNNING):
+        task.wait(600)
+    app.processEvents()
+    out["all_done"] = time.perf_counter() - t
 elif mode == "example":
     from jbgui.ui.loading import load_trace
     t = time.perf_counter()
@@ -134,20 +173,22 @@ def bench_trace(name: str, runs: int, code: Path = REPO, label: str = "this bran
     cold = [child("cold", trace, code=code) for _ in range(runs)]
     child("derive", trace, code=code)
     warm = [child("warm", trace, code=code) for _ in range(runs)]
+    gui = [child("gui", trace, code=code) for _ in range(runs)] if code == REPO else []
     trace_bytes = tree_size(trace / "events") + (trace / "static.xml").stat().st_size
     cache_bytes = tree_size(trace / "analysis")
-    raw_max_depth = sum(p.stat().st_size for p in (trace / "analysis").rglob("max_depth.bin"))
     events = cold[0]["events"]
     r = {
         "trace": name, "code": label, "events": events, "calls": cold[0]["calls"], "trace_mb": trace_bytes / 1e6,
         "cache_mb": cache_bytes / 1e6, "ratio": cache_bytes / trace_bytes,
-        "ratio_own": (cache_bytes - raw_max_depth) / trace_bytes,
         "cold_open_s": median(cold, "open"), "cold_first_paint_s": median(cold, "first_paint"),
         "cold_cpu_s": median(cold, "cpu_s"),
         "replay_meps": events / median(cold, "open") / 1e6, "cold_rss_mb": median(cold, "rss_mb"),
         "warm_open_s": median(warm, "open"), "warm_first_paint_s": median(warm, "first_paint"),
         "warm_rss_mb": median(warm, "rss_mb"),
     }
+    if gui:
+        r.update({"gui_paint_s": median(gui, "first_paint"), "gui_paint_rss_mb": median(gui, "paint_rss_mb"),
+                  "gui_done_s": median(gui, "all_done"), "gui_rss_mb": median(gui, "rss_mb")})
     largest = sorted(((p.stat().st_size, p.relative_to(trace / "analysis"))
                       for p in (trace / "analysis").rglob("*") if p.is_file()), reverse=True)[:3]
     r["largest"] = [f"{p} {s / 1e6:.1f} MB" for s, p in largest]
@@ -236,15 +277,20 @@ def main() -> int:
               f"{r['cache_mb']:>9.1f}{r['ratio']:>6.2f}{r['cold_open_s']:>9.2f}s{r['cold_cpu_s']:>7.1f}"
               f"{r['cold_first_paint_s']:>9.2f}s{r['replay_meps']:>7.1f}{r['cold_rss_mb']:>7.0f}MB"
               f"{r['warm_open_s']:>9.2f}s{r['warm_first_paint_s']:>10.2f}s{r['warm_rss_mb']:>7.0f}MB")
-        print(f"    largest cached files: {'; '.join(r['largest'])}; ratio without the timeline's raw "
-              f"max_depth.bin: {r['ratio_own']:.2f}")
+        print(f"    largest cached files: {'; '.join(r['largest'])}")
+        if "gui_paint_s" in r:
+            print(f"    explorer, warm: first timeline paint {r['gui_paint_s']:.2f} s at {r['gui_paint_rss_mb']:.0f} MB "
+                  f"resident; every background task done (the call tree's first thread) {r['gui_done_s']:.2f} s, "
+                  f"peak {r['gui_rss_mb']:.0f} MB")
     print("\ntargets: cache <= trace (ratio <= 1), cold first paint <= 5 s and replay >= 50 M events/s (javac "
           "agent sources), warm open < 1 s, RSS < 2 GB")
     for r in results:
         if r["code"] != "this branch":
             continue
-        checks = [("ratio <= 1", r["ratio"] <= 1, f"{r['ratio']:.2f} ({r['ratio_own']:.2f} without max_depth.bin)"),
+        checks = [("ratio <= 1", r["ratio"] <= 1, f"{r['ratio']:.2f}"),
                   ("warm open < 1 s", r["warm_open_s"] < 1, f"{r['warm_open_s']:.2f} s"),
+                  ("explorer warm paint < 1 s", r["gui_paint_s"] < 1, f"{r['gui_paint_s']:.2f} s"),
+                  ("explorer RSS < 2 GB", r["gui_rss_mb"] < 2048, f"{r['gui_rss_mb']:.0f} MB"),
                   ("cold RSS < 2 GB", r["cold_rss_mb"] < 2048, f"{r['cold_rss_mb']:.0f} MB"),
                   ("warm RSS < 2 GB", r["warm_rss_mb"] < 2048, f"{r['warm_rss_mb']:.0f} MB")]
         if r["trace"] == "javac-agent-sources":

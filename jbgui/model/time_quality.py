@@ -71,9 +71,14 @@ def interpolated(thread, rows: np.ndarray | None = None) -> np.ndarray:
     when ``rows`` is None): is its duration interpolated across a pause, so that it may be far off
     (more than :data:`TOLERANCE` of itself)? False for every call of a thread without a clock."""
     calls = thread.calls
-    first = np.asarray(calls.first) if rows is None else np.asarray(calls.first)[rows]
-    last = np.asarray(calls.last) if rows is None else np.asarray(calls.last)[rows]
-    clock = np.asarray(thread.clock)
+    # given rows: only the blocks that hold them are decoded (a timeline asks for what it draws)
+    first = np.asarray(calls.first) if rows is None else calls.values_at("first", rows)
+    last = np.asarray(calls.last) if rows is None else calls.values_at("last", rows)
+    return interpolated_spans(np.asarray(thread.clock), first, last)
+
+
+def interpolated_spans(clock: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """:func:`interpolated` for calls given by their first and last events."""
     if len(clock) < 2 or len(first) == 0:
         return np.zeros(len(first), np.bool_)
     err = uncertainty(clock, first, last)

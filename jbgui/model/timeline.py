@@ -41,6 +41,8 @@ class Rects:
     merged: np.ndarray
     method: np.ndarray
     flags: np.ndarray
+    first: np.ndarray | None = None     # the call's first and last events (a merged one's root's)
+    last: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.row)
@@ -48,7 +50,7 @@ class Rects:
     @staticmethod
     def empty() -> "Rects":
         z = np.zeros(0, np.int64)
-        return Rects(z, z, z, np.zeros(0), np.zeros(0), np.zeros(0, np.bool_), z, z)
+        return Rects(z, z, z, np.zeros(0), np.zeros(0), np.zeros(0, np.bool_), z, z, z, z)
 
 
 class _Table:
@@ -99,7 +101,9 @@ class ThreadTimeline:
         self._levels: dict[int, _Table] = {}
         self._window: tuple[float, float, _Table] | None = None
         if n:
-            self.lod = LOD.Levels(calls, thread.events, self.pos, self.nanos, window_rows)
+            exc = thread.exceptions
+            marked = np.concatenate([exc["throw_row"], exc["catch_row"], [0]]) if len(exc) else None
+            self.lod = LOD.Levels(calls, thread.events, self.pos, self.nanos, window_rows, marked)
             self.max_depth = self.lod.max_depth
             self.t_min, self.t_max = self.lod.t_min, self.lod.t_max
             self.limits = self.lod.limits
@@ -119,6 +123,17 @@ class ThreadTimeline:
 
     def depth_of(self, row: int) -> int:
         return int(self.calls.values_at("depth", np.array([row]))[0])
+
+    def marked_depths(self, rows: np.ndarray) -> np.ndarray:
+        """Depths of rows the timeline marks (exceptions' throw and catch rows), found in the
+        level pass instead of decoding the blocks that hold them."""
+        rows = np.asarray(rows, np.int64)
+        if self.lod is None or not len(rows):
+            return np.zeros(len(rows), np.int64)
+        at = np.clip(np.searchsorted(self.lod.mark_rows, rows), 0, max(len(self.lod.mark_rows) - 1, 0))
+        if not len(self.lod.mark_rows) or not np.array_equal(self.lod.mark_rows[at], rows):
+            return self.calls.values_at("depth", rows).astype(np.int64)
+        return self.lod.mark_depth[at]
 
     # ------------------------------------------------------------------ times
 
@@ -158,8 +173,8 @@ class ThreadTimeline:
     def _window_for(self, t0: float, t1: float) -> _Table:
         """The rows that can be drawn in [t0, t1) closer in than the finest level: every call
         starting between ``t0`` less the finest level's length (a call running at ``t0`` that the
-        level left out started after that) and ``t1``, after the ancestors of the first of them
-        (all in the finest level: they are longer). The last window is kept, with a margin of half
+        level left out started after that) and ``t1``, after the calls running where the window
+        starts (the finest level holds those that matter: they are longer). The last window is kept, with a margin of half
         its width on each side, for the next query."""
         if self._window is not None and self._window[0] <= t0 and t1 <= self._window[1]:
             return self._window[2]
@@ -182,7 +197,7 @@ class ThreadTimeline:
         hi = base + int(np.searchsorted(first, e_b, side="right"))
         lo = min(lo, hi)
         cols = [self.calls.window(name, lo, hi) for name in _WINDOW_NAMES]
-        anc = self._ancestors(lo, float(cols[0][0]) if hi > lo else e_a)
+        anc = self._running_at(e_a, lo)
         level = self._level(len(self.limits) - 1)
         row = np.concatenate([level.row[anc], np.arange(lo, hi, dtype=np.int64)])
         parts = [np.concatenate([getattr(level, name)[anc], col]) for name, col in zip(_WINDOW_NAMES, cols)]
@@ -190,13 +205,16 @@ class ThreadTimeline:
         self._window = (a + 1.01 * finest, b, table)
         return table
 
-    def _ancestors(self, row: int, first_event: float) -> np.ndarray:
-        """Positions in the finest level of the calls running when ``row`` starts, outermost first."""
+    def _running_at(self, event: float, before_row: int) -> np.ndarray:
+        """Positions in the finest level of its calls running at ``event`` (before row
+        ``before_row``), outermost first: every call that starts before a window and reaches into
+        it, when it can be drawn (a call shorter than the level's length that started before the
+        window ended before the visible range)."""
         level = self._level(len(self.limits) - 1)
-        q = int(np.searchsorted(level.row, row, side="left")) - 1
+        q = int(np.searchsorted(level.first, event, side="right")) - 1
         out = []
-        while q >= 0:
-            if level.last[q] >= first_event and level.row[q] < row and self._kept(level, q):
+        while q >= 0:       # whatever runs at ``event`` is the last call started or one of its callers
+            if level.last[q] + 1 > event and level.row[q] < before_row and self._kept(level, q):
                 out.append(q)
             q = int(level.parent[q])
         return np.array(out[::-1], np.int64)
@@ -233,7 +251,8 @@ class ThreadTimeline:
             self._capacity = cap * 4
         local, d0, d1, start, end, merged = (a[:n] for a in out)
         return Rects(tab.row[local], d0, d1, start, end, merged.astype(np.bool_),
-                     np.asarray(tab.method)[local].astype(np.int64), np.asarray(tab.flags)[local].astype(np.int64))
+                     np.asarray(tab.method)[local].astype(np.int64), np.asarray(tab.flags)[local].astype(np.int64),
+                     tab.first[local], tab.last[local])
 
     def call_at(self, t: float, depth: int) -> int:
         """The row of the call at ``depth`` running at time ``t`` (-1 if none)."""
@@ -295,9 +314,9 @@ class TimelineModel:
                     "exc_class": np.zeros(0, np.int64)}
         throw_row = exc["throw_row"]
         catch_row = exc["catch_row"]
-        throw_depth = np.where(throw_row >= 0, tl.calls.values_at("depth", np.maximum(throw_row, 0)), 0)
+        throw_depth = np.where(throw_row >= 0, tl.marked_depths(np.maximum(throw_row, 0)), 0)
         caught = catch_row >= 0
-        catch_depth = np.where(caught, tl.calls.values_at("depth", np.maximum(catch_row, 0)), -1)
+        catch_depth = np.where(caught, tl.marked_depths(np.maximum(catch_row, 0)), -1)
         return {"throw_t": self._event_time(tl, exc["throw_event"]), "throw_depth": throw_depth,
                 "catch_t": self._event_time(tl, exc["catch_event"]), "catch_depth": catch_depth,
                 "index": np.arange(len(exc)), "exc_class": np.asarray(exc["exc_class"], np.int64)}

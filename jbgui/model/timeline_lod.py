@@ -188,16 +188,25 @@ class Levels:
     """One thread's levels of detail: ``limits`` (coarsest first) and each level's table, read on
     first use; also the thread's extent (``t_min``, ``t_max``, ``max_depth``) from the same pass."""
 
-    def __init__(self, calls, events: int, pos: np.ndarray, nanos: np.ndarray, window_rows: int = WINDOW_ROWS):
+    def __init__(self, calls, events: int, pos: np.ndarray, nanos: np.ndarray, window_rows: int = WINDOW_ROWS,
+                 marked_rows: np.ndarray | None = None):
+        """``marked_rows``: rows whose depth the timeline marks (exceptions thrown and caught):
+        looked up in the same pass, kept as ``mark_rows`` (sorted, unique) and ``mark_depth``."""
         self.calls = calls
         self.events = int(events)
+        rows = np.zeros(0, np.int64) if marked_rows is None else np.asarray(marked_rows, np.int64)
+        self._marked = np.unique(rows[(rows >= 0) & (rows < len(calls))])
         self.directory = calls.directory if calls._stored is not None else None
         self.pos, self.nanos = pos, nanos
-        suffix = "" if window_rows == WINDOW_ROWS else f"-w{window_rows}"
+        # levels in time and in events are different levels (their lengths are measured differently)
+        suffix = ("" if len(pos) >= 2 else "-events") + ("" if window_rows == WINDOW_ROWS else f"-w{window_rows}")
         self._name = f"{_SUMMARY}{suffix}"
         self.window_rows = window_rows
-        summary = derived.load_or_compute(self.directory, self._name, ("limits", "extent", "block_first", "starts"),
+        summary = derived.load_or_compute(self.directory, self._name,
+                                          ("limits", "extent", "block_first", "starts", "mark_rows", "mark_depth"),
                                           self._build, valid=self._valid)
+        self.mark_rows = np.asarray(summary["mark_rows"], np.int64)
+        self.mark_depth = np.asarray(summary["mark_depth"], np.int64)
         self.limits = np.asarray(summary["limits"], np.float64)
         self.t_min, self.t_max, max_depth, _rows = (float(v) for v in summary["extent"])
         self.max_depth = int(max_depth)
@@ -208,7 +217,8 @@ class Levels:
     def _valid(self, a: dict[str, np.ndarray]) -> bool:
         starts = a["starts"]
         return (a["extent"].shape == (4,) and len(starts) >= 2 and starts[0] == 0 and starts[-1] == len(self.calls)
-                and bool(np.all(np.diff(starts) > 0)) and len(a["block_first"]) == len(starts) - 1)
+                and bool(np.all(np.diff(starts) > 0)) and len(a["block_first"]) == len(starts) - 1
+                and np.array_equal(a["mark_rows"], self._marked) and len(a["mark_depth"]) == len(self._marked))
 
     def table(self, k: int) -> dict[str, np.ndarray]:
         """Level ``k``'s table: ``row`` (the call's row; a filler's first call), ``first``,
@@ -232,7 +242,7 @@ class Levels:
         if n == 0:
             self._built = {}
             return {"limits": np.zeros(0), "extent": np.zeros(4), "block_first": np.zeros(0, np.int64),
-                    "starts": np.zeros(1, np.int64)}
+                    "starts": np.zeros(1, np.int64), "mark_rows": self._marked, "mark_depth": np.zeros(0, np.int64)}
         first0 = float(calls.window("first", 0, 1)[0])
         t_min = float(_times(np.array([first0]), self.pos, self.nanos)[0])
         # the thread's last event bounds every call's end: good enough to size the levels
@@ -247,6 +257,8 @@ class Levels:
         t_max = t_min
         max_depth = 0
         block_first = np.empty(len(starts) - 1, np.int64)
+        marked = self._marked
+        mark_depth = np.zeros(len(marked), np.int64)
         for b in range(len(starts) - 1):
             lo, hi = int(starts[b]), int(starts[b + 1])
             cols = {name: np.ascontiguousarray(calls.window(name, lo, hi)) for name in
@@ -256,6 +268,8 @@ class Levels:
             t_end = _times(cols["last"].astype(np.float64) + 1.0, self.pos, self.nanos)
             t_max = max(t_max, float(t_end.max()))
             max_depth = max(max_depth, int(cols["depth"].max()))
+            a, z = np.searchsorted(marked, [lo, hi])
+            mark_depth[a:z] = cols["depth"][marked[a:z] - lo]
             for level in levels:
                 level.feed(lo, cols, t_first, t_end)
         self._built = {k: level.finish() for k, level in enumerate(levels)}
@@ -266,7 +280,8 @@ class Levels:
                 except OSError:
                     pass
         return {"limits": limits, "extent": np.array([t_min, t_max, float(max_depth), float(n)]),
-                "block_first": block_first, "starts": np.asarray(starts, np.int64)}
+                "block_first": block_first, "starts": np.asarray(starts, np.int64), "mark_rows": marked,
+                "mark_depth": mark_depth}
 
     def forget(self) -> None:
         """Drop the kept files (tests and benchmarks measuring the pass)."""

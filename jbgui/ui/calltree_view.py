@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QToolButton, QTreeView, QVBoxLayout, QWidget,
 )
+from shiboken6 import isValid
 
 from jbgui.model import call_queries as Q
 from jbgui.model.analysis import Analysis
@@ -24,6 +25,12 @@ from jbgui.ui.selection import CallRef, Selection
 from jbgui.ui.tasks import Task
 
 SEARCH_IN_BACKGROUND_ABOVE = 1_000_000
+
+
+def _read_tree_columns(_progress, _cancelled, calls) -> None:
+    """Decode what opening a thread's calls reads (a Task function)."""
+    for name in ("end", "incl_bytecodes", "incl_blocks", "first", "last", "method", "flags"):
+        getattr(calls, name)
 # Columns hidden until asked for (right-click on the header): the tree must fit a narrow dock.
 HIDDEN_COLUMNS = (COL_INCL_BL, COL_EXCL_BL)
 MIN_NAME_WIDTH = 150     # the name column is never narrower
@@ -61,6 +68,7 @@ class CallTreeView(QWidget):
         super().__init__(parent)
         self.selection = selection
         self.analysis: Analysis | None = None
+        self._open_first = False         # the first thread is opened when the view is first seen
         self.background_above = SEARCH_IN_BACKGROUND_ABOVE
         self.task: Task | None = None
         self._quiet = False
@@ -148,11 +156,42 @@ class CallTreeView(QWidget):
         self.search.clear()          # a search of the previous trace means nothing in this one
         self._level = 0
         self._fit_columns()
-        if analysis is not None and analysis.threads:
-            # The first thread with calls open, as a start.
-            main = self.model.thread_index(next((s for s, t in enumerate(analysis.threads) if t.name == "main"), 0))
-            self.model.fetchMore(main)   # now, not at the view's next layout
-            self.tree.expand(main)
+        # The first thread's calls are opened when the view is first seen: opening them reads
+        # whole columns of the thread (seconds and gigabytes on a trace of a billion events), which
+        # a user who only looks at the timeline or the summary should not wait for.
+        self._open_first = analysis is not None and bool(analysis.threads)
+        if self.isVisible():
+            self._open_first_thread()
+
+    def _open_first_thread(self) -> None:
+        if not self._open_first or self.analysis is None:
+            return
+        self._open_first = False
+        analysis = self.analysis
+        # The first thread with calls open, as a start.
+        slot = next((s for s, t in enumerate(analysis.threads) if t.name == "main"), 0)
+        calls = analysis.threads[slot].calls
+        if len(calls) <= self.background_above:
+            self._open_thread(analysis, slot)
+            return
+        # A big thread's columns are read off the GUI thread: the window paints and answers first.
+        self.status.setText(f"Reading {len(calls):,} calls of {analysis.threads[slot].name} …")
+        task = Task(_read_tree_columns, calls, name="calltree-open")
+        task.succeeded.connect(lambda _result: self._open_thread(analysis, slot))
+        task.failed.connect(self.status.setText)
+        self._open_task = task.start()
+
+    def _open_thread(self, analysis: Analysis, slot: int) -> None:
+        if not isValid(self) or self.analysis is not analysis:
+            return          # another trace (or none) is shown by now
+        self.status.setText("")
+        main = self.model.thread_index(slot)
+        self.model.fetchMore(main)   # now, not at the view's next layout
+        self.tree.expand(main)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._open_first_thread()
 
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)

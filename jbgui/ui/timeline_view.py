@@ -305,7 +305,7 @@ class FlameItem(pg.GraphicsObject):
         single = np.flatnonzero(~rects.merged)
         if not len(single):
             return
-        marked = single[TQ.interpolated(lane.timeline.thread, rects.row[single])]
+        marked = single[TQ.interpolated_spans(lane.timeline.thread.clock, rects.first[single], rects.last[single])]
         if not len(marked):
             return
         self._rects.resize(len(marked))
