@@ -47,6 +47,8 @@ PACKAGES+=(ant libjacoco-java)
 WHY[libzstd-jni-java]="zstd-jni: the agent compresses event chunks with zstd (4x faster than zlib, smaller)"
 WHY[libzstd-jni1]="zstd-jni's native library (without it the agent falls back to zlib)"
 PACKAGES+=(libzstd-jni-java libzstd-jni1)
+WHY[junit5]="JUnit 5: the agent's instrumentation classes have unit tests (tests/agent/java, run by tests/agent/test_java_units.py)"
+PACKAGES+=(junit5)
 
 package_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]

@@ -55,19 +55,39 @@ public final class Premain {
             Object access = Class.forName("jdk.internal.access.SharedSecrets").getMethod("getJavaLangAccess").invoke(null);
             java.lang.reflect.Method define = Class.forName("jdk.internal.access.JavaLangAccess").getMethod("defineClass",
                     ClassLoader.class, String.class, byte[].class, java.security.ProtectionDomain.class, String.class);
+            java.util.Map<String, byte[]> pending = new java.util.LinkedHashMap<>();
             try (JarFile jar = new JarFile(runtime)) {
                 java.util.Enumeration<java.util.jar.JarEntry> entries = jar.entries();
                 while (entries.hasMoreElements()) {
                     java.util.jar.JarEntry e = entries.nextElement();
                     String name = e.getName();
                     if (name.endsWith(".class")) {
-                        byte[] bytes;
                         try (java.io.InputStream in = jar.getInputStream(e)) {
-                            bytes = in.readAllBytes();
+                            pending.put(name.substring(0, name.length() - 6).replace('/', '.'), in.readAllBytes());
                         }
-                        String binary = name.substring(0, name.length() - 6).replace('/', '.');
-                        define.invoke(access, null, binary, bytes, null, "jbgui-runtime");
                     }
+                }
+            }
+            // A class is defined after its superclass and interfaces (TraceWriter's sink implements
+            // the runtime's TraceSink): the boot loader cannot find one that is not defined yet, so
+            // a class whose supertype is missing waits for the next round.
+            while (!pending.isEmpty()) {
+                int before = pending.size();
+                java.lang.reflect.InvocationTargetException last = null;
+                for (java.util.Iterator<java.util.Map.Entry<String, byte[]>> it = pending.entrySet().iterator(); it.hasNext(); ) {
+                    java.util.Map.Entry<String, byte[]> entry = it.next();
+                    try {
+                        define.invoke(access, null, entry.getKey(), entry.getValue(), null, "jbgui-runtime");
+                        it.remove();
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        if (!(e.getCause() instanceof NoClassDefFoundError)) {
+                            throw e;
+                        }
+                        last = e;
+                    }
+                }
+                if (pending.size() == before) {
+                    throw last;
                 }
             }
         } catch (ReflectiveOperationException | RuntimeException e) {

@@ -181,18 +181,8 @@ final class Transformer implements ClassFileTransformer {
         if (knownIds == null) {
             described.put(classId, result.firstMethodId);
             TraceWriter.staticInfo(result.xml);
-            synchronized (this) {
-                TraceWriter.classes = ClassRegistry.classCount();
-                TraceWriter.methods = MethodSpace.INSTANCE.used();
-                if (result.instrumented) {
-                    TraceWriter.classesInstrumented++;
-                } else {
-                    TraceWriter.classesNotInstrumented++;
-                }
-                if (result.exhausted) {
-                    TraceWriter.methodIdsExhausted = true;
-                }
-            }
+            TraceWriter.classDescribed(ClassRegistry.classCount(), MethodSpace.INSTANCE.used(), result.instrumented,
+                    result.exhausted);
         }
         for (String warning : result.warnings) {
             TraceWriter.log("warning: " + className + ": " + warning);

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import jbgui.runtime.EventLayout;
 import jbgui.runtime.ThreadRegistry;
 import jbgui.runtime.ThreadTrace;
+import jbgui.runtime.TraceSink;
 import jbgui.runtime.Tracer;
 
 /**
@@ -103,11 +104,51 @@ public final class TraceWriter implements Runnable {
     private static final ChunkEncoder ENCODER = new ChunkEncoder();
 
     // Counters for trace.json; the engine sets the class and method counts.
-    public static volatile int classes;
-    public static volatile int classesInstrumented;
-    public static volatile int classesNotInstrumented;
-    public static volatile int methods;
-    public static volatile boolean methodIdsExhausted;
+    /** The runtime's way to this writer (runtime does not depend on output: {@link TraceSink}). */
+    private static final TraceSink SINK = new TraceSink() {
+        @Override public int[] takeBuffer(int size) { return TraceWriter.takeBuffer(size); }
+        @Override public void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle) {
+            TraceWriter.submitEvents(stream, words, count, first, flags, recycle);
+        }
+        @Override public void threadStarted(ThreadTrace trace, Thread thread) { TraceWriter.threadStarted(trace, thread); }
+        @Override public void loaderSeen(int id, String description) { TraceWriter.loaderSeen(id, description); }
+        @Override public void classSeenLate(int id, String name, int loaderId, String loader, boolean hidden,
+                                            boolean array) {
+            TraceWriter.classSeenLate(id, name, loaderId, loader, hidden, array);
+        }
+        @Override public void log(String message) { TraceWriter.log(message); }
+        @Override public void blockingSample(int stream, long position, long nanos, boolean after) {
+            TraceWriter.blockingSample(stream, position, nanos, after);
+        }
+    };
+
+    // trace.json's counts: written only through classDescribed (one lock), read when trace.json is written
+    private static volatile int classes;
+    private static volatile int classesInstrumented;
+    private static volatile int classesNotInstrumented;
+    private static volatile int methods;
+    private static volatile boolean methodIdsExhausted;
+
+    /**
+     * A class was described (its static.xml element queued): the counts trace.json reports. The
+     * totals of classes and method ids are the registry's and the id space's at that moment.
+     */
+    public static void classDescribed(int classCount, int methodIds, boolean instrumented, boolean idsExhausted) {
+        // A lock of its own: shutdown holds the class's lock while it drains the queue, and a class
+        // may be described (on another thread) meanwhile.
+        synchronized (COUNTS) {
+            classes = classCount;
+            methods = methodIds;
+            if (instrumented) {
+                classesInstrumented++;
+            } else {
+                classesNotInstrumented++;
+            }
+            methodIdsExhausted |= idsExhausted;
+        }
+    }
+
+    private static final Object COUNTS = new Object();
     private static long events;
     private static long chunks;
     private static long eventBytes;
@@ -174,6 +215,7 @@ public final class TraceWriter implements Runnable {
             sampler.thread = t;
             t.start();
         }
+        TraceSink.install(SINK);
         started = true;
     }
 

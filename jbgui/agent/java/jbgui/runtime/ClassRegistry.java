@@ -4,7 +4,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
 
-import jbgui.output.TraceWriter;
 
 /**
  * Class and loader ids. The engine registers every class it sees at load time (by loader and
@@ -40,7 +39,7 @@ public final class ClassRegistry {
         if (info == null) {
             info = new LoaderInfo(nextLoaderId++);
             LOADERS.put(loader, info);
-            TraceWriter.loaderSeen(info.id, describe(loader));
+            TraceSink.current().loaderSeen(info.id, describe(loader));
         }
         return info;
     }
@@ -135,7 +134,7 @@ public final class ClassRegistry {
             }
         }
         if (fresh) {
-            TraceWriter.classSeenLate(id, name, loaderId(loader), describe(loader), c.isHidden(), c.isArray());
+            TraceSink.current().classSeenLate(id, name, loaderId(loader), describe(loader), c.isHidden(), c.isArray());
         }
         return id;
     }

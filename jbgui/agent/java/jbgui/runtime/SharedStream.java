@@ -1,6 +1,5 @@
 package jbgui.runtime;
 
-import jbgui.output.TraceWriter;
 
 /**
  * Mode 1: one stream for all threads, in the global order the events happened (the seed's
@@ -56,8 +55,8 @@ final class SharedStream {
             return;
         }
         try {
-            TraceWriter.submitEvents(0, buf, pos, base, flags, true);
-            buf = TraceWriter.takeBuffer(EventLayout.BUFFER_MAX_EVENTS);
+            TraceSink.current().submitEvents(0, buf, pos, base, flags, true);
+            buf = TraceSink.current().takeBuffer(EventLayout.BUFFER_MAX_EVENTS);
         } catch (Throwable e) {
             // Lost: the next chunk's first index shows the gap.
         }

@@ -1,6 +1,5 @@
 package jbgui.runtime;
 
-import jbgui.output.TraceWriter;
 
 /**
  * One thread's event buffer and tracer state.
@@ -60,11 +59,11 @@ public final class ThreadTrace {
     /** Announces the thread to the writer; runs once, guarded, right after registration. */
     void started() {
         try {
-            TraceWriter.threadStarted(this, thread);
+            TraceSink.current().threadStarted(this, thread);
         } catch (Throwable e) {
             // The thread is still traced; only its name is missing from the table.
             try {
-                TraceWriter.log("warning: thread " + index + " not described: " + e);
+                TraceSink.current().log("warning: thread " + index + " not described: " + e);
             } catch (Throwable ignored) {
                 // Nothing more to do.
             }
@@ -160,8 +159,8 @@ public final class ThreadTrace {
             int[] full = buf;
             int flags = lostBefore ? EventLayout.CHUNK_FLAG_LOST_BEFORE : 0;
             int nextSize = Math.min(full.length * 2, EventLayout.BUFFER_MAX_EVENTS);
-            int[] next = fromOutside ? full : TraceWriter.takeBuffer(nextSize);
-            TraceWriter.submitEvents(index, full, n, base, flags, !fromOutside);
+            int[] next = fromOutside ? full : TraceSink.current().takeBuffer(nextSize);
+            TraceSink.current().submitEvents(index, full, n, base, flags, !fromOutside);
             base += n;
             pos = 0;
             buf = next;
@@ -189,7 +188,7 @@ public final class ThreadTrace {
         long nanos = System.nanoTime();
         guard++;
         try {
-            TraceWriter.blockingSample(index, base + pos, nanos, after);
+            TraceSink.current().blockingSample(index, base + pos, nanos, after);
         } catch (Throwable e) {
             // The sample is lost; the time of that call is then interpolated, as without it.
         } finally {
@@ -206,7 +205,7 @@ public final class ThreadTrace {
                 int flags = EventLayout.CHUNK_FLAG_FINAL_FLUSH | (alive ? 0 : EventLayout.CHUNK_FLAG_LAST)
                         | (lostBefore ? EventLayout.CHUNK_FLAG_LOST_BEFORE : 0);
                 int[] copy = java.util.Arrays.copyOf(buf, n);
-                TraceWriter.submitEvents(index, copy, n, base, flags, false);
+                TraceSink.current().submitEvents(index, copy, n, base, flags, false);
                 base += n;
             }
             pos = 0;

@@ -1,0 +1,76 @@
+package jbgui.instr;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+import org.junit.jupiter.api.Test;
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.tree.AbstractInsnNode;
+import org.objectweb.asm.tree.ClassNode;
+import org.objectweb.asm.tree.MethodInsnNode;
+import org.objectweb.asm.tree.MethodNode;
+import org.objectweb.asm.util.CheckClassAdapter;
+
+/** Instrumenting a class: verifiable code, probes into the runtime, ids allocated in order. */
+class ClassInstrumenterTest {
+    private static ClassPlan plan(ClassPlan.Mode mode) {
+        return new ClassPlan(7, "jbgui/instr/Targets", 0, "app", null, false, false, mode, null);
+    }
+
+    private static InstrumentResult instrument(InstrumentOptions options, MethodIds ids) {
+        return new ClassInstrumenter(options).instrument(TestSupport.bytes(Targets.class), plan(ClassPlan.Mode.TRACE), ids);
+    }
+
+    private static int runtimeCalls(MethodNode m) {
+        int n = 0;
+        for (AbstractInsnNode i = m.instructions.getFirst(); i != null; i = i.getNext()) {
+            if (i instanceof MethodInsnNode && ((MethodInsnNode) i).owner.startsWith("jbgui/runtime/")) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static MethodNode method(ClassNode cn, String name) {
+        return cn.methods.stream().filter(m -> m.name.equals(name)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void theInstrumentedClassVerifies() {
+        InstrumentResult r = instrument(InstrumentOptions.builder().build(), new MethodIds(true));
+        assertTrue(r.instrumented);
+        assertNotNull(r.bytes);
+        StringWriter problems = new StringWriter();
+        CheckClassAdapter.verify(new ClassReader(r.bytes), ClassInstrumenterTest.class.getClassLoader(), false,
+                new PrintWriter(problems));
+        assertEquals("", problems.toString());
+    }
+
+    @Test
+    void blockLevelProbesEveryBlockMethodLevelOnlyEntriesAndExits() {
+        ClassNode blocks = TestSupport.tree(instrument(InstrumentOptions.builder().build(), new MethodIds(true)).bytes);
+        ClassNode methods = TestSupport.tree(instrument(InstrumentOptions.builder().blockLevel(false).blockEvents(false)
+                .build(), new MethodIds(true)).bytes);
+        // straight: one block; abs: three blocks, two returns
+        int straightBlocks = runtimeCalls(method(blocks, "straight"));
+        int absBlocks = runtimeCalls(method(blocks, "abs"));
+        int absMethod = runtimeCalls(method(methods, "abs"));
+        assertTrue(absBlocks > straightBlocks, absBlocks + " probes in abs, " + straightBlocks + " in straight");
+        assertTrue(absBlocks - absMethod >= 3, "at least a probe per block more at block level: " + absBlocks
+                + " against " + absMethod);
+        assertTrue(absMethod >= 2, "an entry and an exit at least: " + absMethod);
+    }
+
+    @Test
+    void methodIdsAreAllocatedOncePerMethodFromTheFirstFreeOne() {
+        MethodIds ids = new MethodIds(100);
+        InstrumentResult r = instrument(InstrumentOptions.builder().build(), ids);
+        int methods = TestSupport.tree(TestSupport.bytes(Targets.class)).methods.size();
+        assertEquals(100, r.firstMethodId);
+        assertEquals(100 + methods, ids.allocate(0), "the next free id follows this class's");
+    }
+}
