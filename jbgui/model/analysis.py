@@ -132,14 +132,35 @@ class CallTable:
         raise AttributeError(name)
 
     def window(self, name: str, lo: int, hi: int) -> np.ndarray:
-        """Rows ``[lo, hi)`` of a stored column (not ``parent``, ``end`` or the inclusive counts),
-        from the whole column when it is decoded already, else from the few blocks that hold them
-        (kept in a small cache): how views that show a region read a thread of any size. Read
-        only."""
+        """Rows ``[lo, hi)`` of a column, from the whole column when it is decoded already, else
+        from the few blocks that hold them (kept in a small cache; ``parent``, ``end`` and
+        ``incl_bytecodes`` too, each block's from that block alone, see
+        :meth:`jbgui.model.store.StoredColumns.block_tree`): how views that show a region read a
+        thread of any size. Read only."""
         whole = self.__dict__.get(name)
         if whole is not None or self._stored is None:
             return np.asarray(getattr(self, name))[max(lo, 0):hi]
+        return self._blocks(name, lo, hi)
+
+    _BLOCK_TREE = ("parent", "end", "incl_bytecodes")
+
+    def _blocks(self, name: str, lo: int, hi: int) -> np.ndarray:
+        if name in self._BLOCK_TREE:
+            return self._stored.tree_window(name, lo, hi)
         return self._stored.window(name, lo, hi)
+
+    def at(self, name: str, row: int) -> int:
+        """One value of a column (see :meth:`values_at`)."""
+        whole = self.__dict__.get(name)
+        if whole is not None or self._stored is None:
+            return int(getattr(self, name)[row])
+        if not 0 <= row < self.rows:
+            raise IndexError(f"row {row} out of range 0..{self.rows}")
+        return int(self._blocks(name, row, row + 1)[0])
+
+    def is_decoded(self, name: str) -> bool:
+        """Whether the whole column is in memory (then a pass over it costs no decoding)."""
+        return name in self.__dict__ or self._stored is None
 
     def values_at(self, name: str, rows) -> np.ndarray:
         """``name`` at the given rows, decoding only the blocks that hold them (see :meth:`window`)."""
@@ -147,7 +168,7 @@ class CallTable:
         whole = self.__dict__.get(name)
         if whole is not None or self._stored is None:
             return np.asarray(getattr(self, name))[rows]
-        out = np.empty(rows.shape, self._stored.dtypes[name])
+        out = np.empty(rows.shape, np.int64 if name in self._BLOCK_TREE else self._stored.dtypes[name])
         if not rows.size:
             return out
         flat = rows.ravel()
@@ -159,7 +180,7 @@ class CallTable:
         for b in np.unique(block).tolist():
             sel = block == b
             lo = int(starts[b])
-            result[sel] = self._stored.window(name, lo, int(starts[b + 1]))[flat[sel] - lo]
+            result[sel] = self._blocks(name, lo, int(starts[b + 1]))[flat[sel] - lo]
         return result.reshape(rows.shape)
 
     def _tree_column(self, name: str) -> np.ndarray:

@@ -2,7 +2,9 @@
 batches, a call's ancestors, its exclusive counts and duration, the next call whose name contains
 a text, the next call with given flags, and a search that runs through every thread and wraps.
 
-Everything works on the columns where the analyzer left them (memory-mapped for large traces):
+Everything reads the columns where the analyzer left them: the whole column when it is decoded,
+else the blocks of rows a query touches (``CallTable.window``), so a call tree over a thread of a
+hundred million calls holds a few blocks, not the thread:
 
 - children are found by jumping from a child to the row after its subtree (``end``), in numba,
   so a batch of a call's children costs the batch, whatever the subtrees below them hold;
@@ -75,6 +77,65 @@ def _walk_children(end, start, stop, limit, through, out):  # pragma: no cover -
     return c
 
 
+@numba.njit(cache=True, nogil=True)
+def _walk_block(end_block, base, top, c, stop, remaining, through, out, collect):  # pragma: no cover - numba
+    """:func:`_walk_children` within one block of rows (``end_block`` = the block's ``end``):
+    from child ``c`` on while it lies in ``[base, top)``; returns the next child and how many were
+    taken."""
+    k = 0
+    while c < stop and base <= c < top:
+        if k >= remaining and c > through:
+            break
+        if collect:
+            out[k] = c
+        k += 1
+        nxt = end_block[c - base]
+        if nxt <= c:        # a damaged column must not loop forever
+            return stop, k
+        c = nxt
+    return c, k
+
+
+_NO_OUT = np.zeros(0, np.int64)
+
+
+def _walk(calls, start: int, stop: int, limit: int, through: int, collect: bool) -> tuple[np.ndarray, int, int]:
+    """Siblings from row ``start`` on, below ``stop``, jumping over their subtrees: at least
+    ``limit`` of them and at least up to the one holding row ``through``. Returns (their rows when
+    ``collect``, how many, the row after the last). On the whole ``end`` column when it is decoded,
+    else block by block (:meth:`jbgui.model.analysis.CallTable.window`): a walk costs the siblings
+    it takes and the blocks they lie in, never a pass over the thread."""
+    if start >= stop:
+        return _NO_OUT, 0, stop
+    if calls.is_decoded("end"):
+        end = np.asarray(calls.end)
+        n = _count_children(end, start, stop, limit, through)
+        if not collect:
+            return _NO_OUT, n, int(_skip(end, start, stop, n))
+        out = np.empty(n, np.int64)
+        return out, n, int(_walk_children(end, start, stop, limit, through, out))
+    starts = calls._stored.starts
+    parts, n, c = [], 0, start
+    while c < stop and (n < limit or c <= through):
+        b = int(np.searchsorted(starts, c, side="right")) - 1
+        base, top = int(starts[b]), int(starts[b + 1])
+        end_block = calls._stored.block_tree(b)["end"]
+        out = np.empty(min(top, stop) - c, np.int64) if collect else _NO_OUT
+        c, k = _walk_block(end_block, base, top, c, stop, limit - n, through, out, collect)
+        c = int(c)
+        if collect:
+            parts.append(out[:k])
+        n += int(k)
+        if not k:
+            break
+    rows = (np.concatenate(parts) if parts else _NO_OUT) if collect else _NO_OUT
+    return rows, n, c
+
+
+def _stop(calls, row: int) -> int:
+    return len(calls) if row < 0 else calls.at("end", row)
+
+
 def children_batch(calls, row: int, start: int = -1, limit: int = 500, through: int = -1) -> tuple[np.ndarray, int]:
     """Children of ``row`` (-1: the thread's top-level calls), in order, beginning with the child
     at row ``start`` (-1: the first child): ``limit`` of them, or more when needed to reach the
@@ -83,15 +144,12 @@ def children_batch(calls, row: int, start: int = -1, limit: int = 500, through: 
 
     Costs the number of children returned, not the size of their subtrees: a call with a million
     children hands out its first 500 at once, and the 150,000th in well under a millisecond."""
-    stop = len(calls) if row < 0 else int(calls.end[row])
+    stop = _stop(calls, row)
     if start < 0:
         start = row + 1
     if start >= stop:
         return np.zeros(0, np.int64), stop
-    end = np.asarray(calls.end)
-    n = _count_children(end, start, stop, limit, through)
-    out = np.empty(n, np.int64)
-    nxt = _walk_children(end, start, stop, limit, through, out)
+    out, _n, nxt = _walk(calls, start, stop, limit, through, True)
     return out, min(int(nxt), stop)
 
 
@@ -122,8 +180,8 @@ def _count_all(end, start, stop):  # pragma: no cover - numba
 
 def child_count(calls, row: int) -> int:
     """How many direct children ``row`` has (-1: top-level calls); costs that number."""
-    stop = len(calls) if row < 0 else int(calls.end[row])
-    return int(_count_all(np.asarray(calls.end), row + 1, stop)) if stop > row + 1 else 0
+    stop = _stop(calls, row)
+    return _walk(calls, row + 1, stop, 1 << 62, -1, False)[1] if stop > row + 1 else 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -142,32 +200,32 @@ def _skip(end, start, stop, count):  # pragma: no cover - numba
 def child_at(calls, row: int, k: int) -> int:
     """The row of the ``k``-th child of ``row`` (-1: top-level calls), counting from 0; the end
     of ``row``'s subtree when it has no more than ``k`` children. Costs ``k``."""
-    stop = len(calls) if row < 0 else int(calls.end[row])
+    stop = _stop(calls, row)
     if k <= 0:
         return min(row + 1, stop)
-    return int(_skip(np.asarray(calls.end), row + 1, stop, k))
+    return min(_walk(calls, row + 1, stop, k, -1, False)[2], stop)
 
 
 def child_index(calls, row: int, child: int) -> int:
     """Which child of ``row`` (-1: top-level calls) the call at row ``child`` is (0 for the
     first); costs that number. ``child`` must be a child of ``row``."""
-    return int(_count_all(np.asarray(calls.end), row + 1, child))
+    return _walk(calls, row + 1, child, 1 << 62, -1, False)[1]
 
 
 def count_siblings(calls, start: int, child: int) -> int:
     """How many siblings lie from the call at row ``start`` up to (not including) its later
     sibling ``child``; costs that number."""
-    return int(_count_all(np.asarray(calls.end), start, child))
+    return _walk(calls, start, child, 1 << 62, -1, False)[1]
 
 
 def ancestors(thread: ThreadReplay, row: int) -> list[int]:
     """The rows from the thread's top-level call down to ``row`` itself (root first)."""
-    parents = thread.calls.parent
+    calls = thread.calls
     out = [int(row)]
-    p = int(parents[row])
+    p = calls.at("parent", int(row))
     while p >= 0:
         out.append(p)
-        p = int(parents[p])
+        p = calls.at("parent", p)
     return out[::-1]
 
 
@@ -198,7 +256,14 @@ def exclusive(thread: ThreadReplay, rows, column: str = "incl_bytecodes") -> np.
     out = np.zeros(len(rows), np.int64)
     if len(rows):
         calls = thread.calls
-        _exclusive(np.asarray(calls.end), np.asarray(getattr(calls, column)), rows, out)
+        if calls.is_decoded("end") and calls.is_decoded(column):
+            _exclusive(np.asarray(calls.end), np.asarray(getattr(calls, column)), rows, out)
+            return out
+        incl = calls.values_at(column, rows).astype(np.int64)
+        ends = calls.values_at("end", rows)
+        for i, (r, stop) in enumerate(zip(rows.tolist(), ends.tolist())):
+            children, _n, _next = _walk(calls, r + 1, stop, 1 << 62, -1, True)
+            out[i] = incl[i] - (int(calls.values_at(column, children).astype(np.int64).sum()) if len(children) else 0)
     return out
 
 
@@ -221,8 +286,8 @@ def duration(thread: ThreadReplay, rows) -> np.ndarray:
     the trace has no clock (see :func:`has_clock`)."""
     rows = np.atleast_1d(np.asarray(rows, np.int64))
     calls = thread.calls
-    first = np.asarray(calls.first)[rows].astype(np.float64)
-    last = np.asarray(calls.last)[rows].astype(np.float64)
+    first = calls.values_at("first", rows).astype(np.float64)
+    last = calls.values_at("last", rows).astype(np.float64)
     return thread.times(last + 1.0) - thread.times(first)
 
 
@@ -234,11 +299,11 @@ def thread_totals(thread: ThreadReplay) -> dict:
     if not n:
         return {"calls": 0, "incl_bytecodes": 0, "incl_blocks": 0, "duration": 0.0, "top_level": 0}
     tops, _ = children_batch(calls, -1, limit=n)
-    first = float(np.asarray(calls.first)[tops].min())
-    last = float(np.asarray(calls.last)[tops].max())
+    first = float(calls.values_at("first", tops).min())
+    last = float(calls.values_at("last", tops).max())
     span = thread.times(np.array([first, last + 1.0]))
-    return {"calls": n, "incl_bytecodes": int(np.asarray(calls.incl_bytecodes)[tops].sum()),
-            "incl_blocks": int(np.asarray(calls.incl_blocks)[tops].sum()),
+    return {"calls": n, "incl_bytecodes": int(calls.values_at("incl_bytecodes", tops).astype(np.int64).sum()),
+            "incl_blocks": int(calls.values_at("incl_blocks", tops).astype(np.int64).sum()),
             "duration": float(span[1] - span[0]), "top_level": len(tops)}
 
 
@@ -360,17 +425,15 @@ def find_calls(analysis: Analysis, thread: ThreadReplay, text: str, after_row: i
         return -1
     n_methods = len(table)
     named = _names(analysis).named
-    method_col, site_col = calls.method, calls.call_site
-
     def test(lo: int, hi: int) -> np.ndarray:
-        method = np.asarray(method_col[lo:hi])
+        method = np.asarray(calls.window("method", lo, hi))
         known = (method >= 0) & (method < n_methods)
         ids = np.where(known, method, 0)
         hit = table[ids]
         if len(sites):
             by_site = ~named[ids]
             if by_site.any():
-                hit[by_site] = np.isin(np.asarray(site_col[lo:hi])[by_site], sites)
+                hit[by_site] = np.isin(np.asarray(calls.window("call_site", lo, hi))[by_site], sites)
         return hit
 
     return _scan(len(calls), after_row, backwards, test, cancelled)
@@ -381,9 +444,9 @@ def next_flagged(thread: ThreadReplay, after_row: int, mask: int, backwards: boo
     """The first call after ``after_row`` (``backwards``: the last before it, ``after_row < 0``
     meaning from the end) with any flag of ``mask`` (for example :data:`EXCEPTION_FLAGS`,
     :data:`NATIVE_FLAGS`); -1 when there is none."""
-    flags = thread.calls.flags
+    calls = thread.calls
     mask = int(mask)
-    return _scan(len(thread.calls), after_row, backwards, lambda lo, hi: (np.asarray(flags[lo:hi]) & mask) != 0,
+    return _scan(len(calls), after_row, backwards, lambda lo, hi: (np.asarray(calls.window("flags", lo, hi)) & mask) != 0,
                  cancelled)
 
 

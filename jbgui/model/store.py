@@ -399,6 +399,77 @@ class StoredColumns:
             cache[key] = got       # re-inserted: the dict's order is the order of use
             return got
 
+    # ------------------------------------------------------------ the tree, block by block
+
+    def block_tree(self, i: int) -> dict[str, np.ndarray]:
+        """``parent``, ``end`` and ``incl_bytecodes`` of block ``i``'s rows, from that block alone
+        (kept in the block cache): a row whose subtree ended inside its block has every
+        descendant there, so its end and inclusive count come from the block; a row still open
+        when the block was written has both as patches; and the rows open at the block's start
+        (its first row's ancestors, outermost first, at depths 0, 1, …) are exactly the patched
+        rows before it whose end lies after it. What views that show a few calls of a thread of
+        any size read, instead of the passes over whole columns."""
+        with _BLOCKS_LOCK:
+            cache = self.__dict__.setdefault("_blocks", {})
+            got = cache.pop(("tree", i), None)
+        if got is None:
+            got = self._block_tree(i)
+        with _BLOCKS_LOCK:
+            cache[("tree", i)] = got
+            trees = [k for k in cache if k[0] == "tree"]
+            if len(trees) > self.CACHED_BLOCKS:
+                del cache[trees[0]]
+        return got
+
+    def _block_tree(self, i: int) -> dict[str, np.ndarray]:
+        base, top = int(self.starts[i]), int(self.starts[i + 1])
+        depth = np.ascontiguousarray(self.window("depth", base, top), np.int64)
+        rows, values = self.patches.get("end", (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+        open_rows = np.asarray(rows[(rows < base) & (values > base)], np.int64)
+        if len(depth) and len(open_rows) != depth[0]:
+            raise CacheDamaged(f"{self.directory}: block {i} starts at depth {int(depth[0])} "
+                               f"below {len(open_rows)} open calls")
+        parent = np.empty(top - base, np.int64)
+        end = np.empty(top - base, np.int64)
+        _block_tree_kernel(depth, base, open_rows, parent, end)
+        self._patch("end", end, base, top)
+        # open by the depths at the block's end but not patched: it had returned when the block
+        # was written (its subtree is the rest of the block)
+        end[end < 0] = top
+        if len(end) and (end.min() <= 0 or (end <= np.arange(base, top)).any() or end.max() > self.rows):
+            raise CacheDamaged(f"{self.directory}: block {i}: a call's end is unknown or out of range")
+        own = self._own_block("incl_bytecodes", base, top)
+        incl = np.empty_like(own)
+        prow, pval = self.patches.get("incl_bytecodes", (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+        a, b = np.searchsorted(prow, [base, top])
+        _inclusive(own, parent - base, np.asarray(prow[a:b] - base, np.int64), np.asarray(pval[a:b]), incl)
+        for array in (parent, end, incl):
+            array.flags.writeable = False
+        return {"parent": parent, "end": end, "incl_bytecodes": incl}
+
+    def _own_block(self, name: str, base: int, top: int) -> np.ndarray:
+        """The stored (own) values of a column kept as own counts, rows ``[base, top)`` of one block."""
+        b = int(np.searchsorted(self.starts, base, side="right")) - 1
+        offsets = self.frames[name]
+        with open(self.directory / f"{name}.zst", "rb", opener=_nofollow) as f:
+            f.seek(int(offsets[b]))
+            data = f.read(int(offsets[b + 1] - offsets[b]))
+        out = np.empty(top - base, self.dtypes[name])
+        self._decode_into(name, data, out, 0, top - base, None)
+        return out
+
+    def tree_window(self, name: str, lo: int, hi: int) -> np.ndarray:
+        """Rows ``[lo, hi)`` of ``parent``, ``end`` or ``incl_bytecodes`` from :meth:`block_tree`."""
+        lo, hi = max(int(lo), 0), min(int(hi), self.rows)
+        if hi <= lo:
+            return np.zeros(0, np.int64)
+        b0 = int(np.searchsorted(self.starts, lo, side="right")) - 1
+        b1 = int(np.searchsorted(self.starts, hi, side="left"))
+        parts = [self.block_tree(i)[name] for i in range(b0, b1)]
+        whole = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        base = int(self.starts[b0])
+        return whole[lo - base:hi - base]
+
     def tree(self, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``parent`` and ``end`` derived from the decoded ``depth`` column."""
         parent = _allocate(self.directory, "parent", self.rows, self.dtypes["parent"])
@@ -442,6 +513,40 @@ class StoredColumns:
         a, b = np.searchsorted(rows, [lo, hi])
         if a < b:
             out[rows[a:b] - lo] = values[a:b]
+
+
+@numba.njit(cache=True, nogil=True)
+def _block_tree_kernel(depth, base, open_rows, parent, end):  # pragma: no cover - numba
+    """Parent and end of a block's rows (global row numbers) from their depths, starting below the
+    calls open at the block's start; a row still open at the block's end gets end -1 (its end is a
+    patch)."""
+    n = len(depth)
+    # every row pushes once: the stack never holds more than the open calls and the block's rows
+    # (whatever depths a damaged column claims)
+    cap = len(open_rows) + n + 1
+    stack = np.empty(cap, np.int64)
+    sdepth = np.empty(cap, np.int64)
+    sp = 0
+    for k in range(len(open_rows)):
+        stack[sp] = open_rows[k]
+        sdepth[sp] = k
+        sp += 1
+    for i in range(n):
+        d = depth[i]
+        while sp > 0 and sdepth[sp - 1] >= d:
+            sp -= 1
+            r = stack[sp]
+            if r >= base:
+                end[r - base] = base + i
+        parent[i] = stack[sp - 1] if sp > 0 else -1
+        stack[sp] = base + i
+        sdepth[sp] = d
+        sp += 1
+    while sp > 0:
+        sp -= 1
+        r = stack[sp]
+        if r >= base:
+            end[r - base] = -1
 
 
 @numba.njit(cache=True, nogil=True)

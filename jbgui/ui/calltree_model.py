@@ -216,7 +216,7 @@ class CallTreeModel(QAbstractItemModel):
         node = self._nodes.get(key)
         if node is None:
             calls = self.analysis.threads[slot].calls
-            stop = len(calls) if row < 0 else int(calls.end[row])
+            stop = len(calls) if row < 0 else calls.at("end", row)
             node = _Children(row + 1, stop, Q.child_count(calls, row))
             self._nodes[key] = node
         return node
@@ -237,7 +237,7 @@ class CallTreeModel(QAbstractItemModel):
     def _next(self, slot: int, node: _Children) -> int:
         """The row of the child after the window."""
         if len(node.rows):
-            return int(self.analysis.threads[slot].calls.end[int(node.rows[-1])])
+            return self.analysis.threads[slot].calls.at("end", int(node.rows[-1]))
         return Q.child_at(self.analysis.threads[slot].calls, node.first - 1, node.lo)
 
     def _add(self, parent: QModelIndex, slot: int, node: _Children, rows: np.ndarray, front: bool) -> None:
@@ -380,7 +380,7 @@ class CallTreeModel(QAbstractItemModel):
         if where is None or where[2]:
             return False
         slot, row, _ = where
-        if row >= 0 and int(self.analysis.threads[slot].calls.end[row]) <= row + 1:
+        if row >= 0 and self.analysis.threads[slot].calls.at("end", row) <= row + 1:
             return False
         node = self._opened(slot, row)
         return node is None or not node.opened
@@ -440,10 +440,10 @@ class CallTreeModel(QAbstractItemModel):
         elif row < 0:
             return QModelIndex()
         else:
-            p = int(self.analysis.threads[slot].calls.parent[row])
+            p = self.analysis.threads[slot].calls.at("parent", row)
         if p < 0:
             return self.thread_index(slot)
-        grandparent = int(self.analysis.threads[slot].calls.parent[p])
+        grandparent = self.analysis.threads[slot].calls.at("parent", p)
         node = self._opened(slot, grandparent)
         position = node.position(p) if node is not None else -1
         return self.createIndex(node.offset + position, 0, self.pack(slot, p)) if position >= 0 else QModelIndex()
@@ -475,7 +475,7 @@ class CallTreeModel(QAbstractItemModel):
         if place:
             return False
         calls = self.analysis.threads[slot].calls
-        return len(calls) > 0 if row < 0 else int(calls.end[row]) > row + 1
+        return len(calls) > 0 if row < 0 else calls.at("end", row) > row + 1
 
     def flags(self, index: QModelIndex) -> Qt.ItemFlag:
         return ITEM_FLAGS
@@ -496,8 +496,8 @@ class CallTreeModel(QAbstractItemModel):
     def call_name(self, slot: int, row: int) -> str:
         """The qualified name of a call (cached by method, or by call site for synthetic rows)."""
         thread = self.analysis.threads[slot]
-        method = int(thread.calls.method[row])
-        key = (method, -1) if method else (-1, int(thread.calls.call_site[row]))
+        method = thread.calls.at("method", row)
+        key = (method, -1) if method else (-1, thread.calls.at("call_site", row))
         name = self._names.get(key)
         if name is None:
             name = self.analysis.call_name(thread, row)
@@ -534,12 +534,12 @@ class CallTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return RIGHT if COL_CALLS <= column <= COL_DURATION else None
         if role == Qt.ItemDataRole.DecorationRole and column == COL_CALL:
-            return self.icons[kind_of(int(calls.flags[row]))]
+            return self.icons[kind_of(calls.at("flags", row))]
         if role == Qt.ItemDataRole.ForegroundRole and column in (COL_CALL, COL_FLAGS):
-            kind = kind_of(int(calls.flags[row]))
+            kind = kind_of(calls.at("flags", row))
             return self.text_colors[kind] if kind else None
         if role == Qt.ItemDataRole.FontRole and column == COL_CALL:
-            flags = int(calls.flags[row])
+            flags = calls.at("flags", row)
             if flags & Flag.UNCAUGHT:
                 return self._bold
             if flags & (Flag.NATIVE | Flag.UNTRACED):
@@ -561,12 +561,12 @@ class CallTreeModel(QAbstractItemModel):
     def _number(self, slot: int, row: int, column: int):
         calls = self.analysis.threads[slot].calls
         if column == COL_CALLS:
-            return int(calls.end[row]) - row
+            return calls.at("end", row) - row
         if column == COL_INCL_BC:
-            return int(calls.incl_bytecodes[row])
+            return calls.at("incl_bytecodes", row)
         if column == COL_INCL_BL:
-            return int(calls.incl_blocks[row])
-        node = self._opened(slot, int(calls.parent[row]))
+            return calls.at("incl_blocks", row)
+        node = self._opened(slot, calls.at("parent", row))
         position = node.position(row) if node is not None else -1
         if position < 0:   # an index kept from before the window moved
             return 0
@@ -579,7 +579,7 @@ class CallTreeModel(QAbstractItemModel):
     def interpolated(self, slot: int, row: int) -> bool:
         """Is the call's duration interpolated across a pause (:mod:`jbgui.model.time_quality`)?"""
         calls = self.analysis.threads[slot].calls
-        node = self._opened(slot, int(calls.parent[row]))
+        node = self._opened(slot, calls.at("parent", row))
         position = node.position(row) if node is not None else -1
         return bool(node.interpolated[position]) if position >= 0 else False
 
@@ -587,9 +587,9 @@ class CallTreeModel(QAbstractItemModel):
         """What is unusual about a call, in words, with the class of the exception that ended it
         ("left by IllegalStateException")."""
         calls = self.analysis.threads[slot].calls
-        flags = int(calls.flags[row])
+        flags = calls.at("flags", row)
         words = flag_words(flags)
-        exc = int(calls.exc_class[row])
+        exc = calls.at("exc_class", row)
         if exc and flags & (Flag.EXCEPTIONAL | Flag.UNCAUGHT):
             name = self.analysis.statics.class_name_of_id(exc).rsplit(".", 1)[-1]
             if flags & Flag.UNCAUGHT:        # "uncaught X" says that it left the call too
@@ -670,16 +670,16 @@ class CallTreeModel(QAbstractItemModel):
         analysis = self.analysis
         thread = analysis.threads[slot]
         calls = thread.calls
-        flags = int(calls.flags[row])
+        flags = calls.at("flags", row)
         lines = [f"<b>{html.escape(self.call_name(slot, row))}</b>",
-                 f"thread {html.escape(thread.name)}, depth {int(calls.depth[row])}, row {row:,}"]
-        receiver = int(calls.receiver[row])
+                 f"thread {html.escape(thread.name)}, depth {calls.at('depth', row)}, row {row:,}"]
+        receiver = calls.at("receiver", row)
         if receiver:
             lines.append(f"receiver {html.escape(analysis.statics.class_name_of_id(receiver))}")
         words = flag_words(flags)
         if words:
             lines.append("<i>" + html.escape(", ".join(words)) + "</i>")
-        exc = int(calls.exc_class[row])
+        exc = calls.at("exc_class", row)
         if flags & (Flag.EXCEPTIONAL | Flag.UNCAUGHT) and exc:
             lines.append("left by " + html.escape(analysis.statics.class_name_of_id(exc)))
         if flags & Flag.CAUGHT:

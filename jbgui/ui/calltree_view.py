@@ -26,11 +26,6 @@ from jbgui.ui.tasks import Task
 
 SEARCH_IN_BACKGROUND_ABOVE = 1_000_000
 
-
-def _read_tree_columns(_progress, _cancelled, calls) -> None:
-    """Decode what opening a thread's calls reads (a Task function)."""
-    for name in ("end", "incl_bytecodes", "incl_blocks", "first", "last", "method", "flags"):
-        getattr(calls, name)
 # Columns hidden until asked for (right-click on the header): the tree must fit a narrow dock.
 HIDDEN_COLUMNS = (COL_INCL_BL, COL_EXCL_BL)
 MIN_NAME_WIDTH = 150     # the name column is never narrower
@@ -156,9 +151,7 @@ class CallTreeView(QWidget):
         self.search.clear()          # a search of the previous trace means nothing in this one
         self._level = 0
         self._fit_columns()
-        # The first thread's calls are opened when the view is first seen: opening them reads
-        # whole columns of the thread (seconds and gigabytes on a trace of a billion events), which
-        # a user who only looks at the timeline or the summary should not wait for.
+        # The first thread's calls are opened when the view is first seen.
         self._open_first = analysis is not None and bool(analysis.threads)
         if self.isVisible():
             self._open_first_thread()
@@ -169,17 +162,9 @@ class CallTreeView(QWidget):
         self._open_first = False
         analysis = self.analysis
         # The first thread with calls open, as a start.
+        # (what opening reads is the few blocks of rows its calls lie in, whatever the thread's size)
         slot = next((s for s, t in enumerate(analysis.threads) if t.name == "main"), 0)
-        calls = analysis.threads[slot].calls
-        if len(calls) <= self.background_above:
-            self._open_thread(analysis, slot)
-            return
-        # A big thread's columns are read off the GUI thread: the window paints and answers first.
-        self.status.setText(f"Reading {len(calls):,} calls of {analysis.threads[slot].name} …")
-        task = Task(_read_tree_columns, calls, name="calltree-open")
-        task.succeeded.connect(lambda _result: self._open_thread(analysis, slot))
-        task.failed.connect(self.status.setText)
-        self._open_task = task.start()
+        self._open_thread(analysis, slot)
 
     def _open_thread(self, analysis: Analysis, slot: int) -> None:
         if not isValid(self) or self.analysis is not analysis:

@@ -115,6 +115,51 @@ def test_a_calls_subtree_is_read_from_its_own_blocks_exactly(recorded, tmp_path,
     assert not {"first", "last", "end", "depth"} & set(main.calls.__dict__)
 
 
+def test_tree_columns_block_by_block_equal_the_whole_columns(recorded, tmp_path, monkeypatch):
+    """parent, end and inclusive bytecodes read block by block (each block's from that block, its
+    patches and the calls open at its start) equal the kernel's columns, with blocks of 256 rows so
+    that most subtrees cross blocks; and the call tree's queries over them (children in batches,
+    counts, positions, exclusive counts, ancestors) equal the same queries over whole columns,
+    without decoding any column whole."""
+    from jbgui.model import call_queries as Q
+
+    reference = kernel_columns(copy_trace(recorded, tmp_path / "ref"), monkeypatch)
+    trace = copy_trace(recorded, tmp_path / "tiny")
+    monkeypatch.setattr(R, "ROWS_BUFFER", 256)
+    Analysis.open(trace)
+    monkeypatch.undo()
+    windowed = Analysis.open(trace)
+    whole = Analysis.open(trace)
+    checked = 0
+    for t, w in zip(windowed.threads, whole.threads):
+        calls, ref = t.calls, reference[t.index]
+        n = len(calls)
+        if calls._stored is None:
+            continue
+        for name in ("parent", "end", "incl_bytecodes"):
+            assert np.array_equal(calls.window(name, 0, n), ref[name]), (t.name, name)
+        for name in ("end", "incl_bytecodes", "incl_blocks", "parent", "first", "last"):
+            getattr(w.calls, name)             # the other analysis decodes them whole
+        rows = sorted({-1, *range(0, n, max(1, n // 150)), *range(250, n, 256)})
+        for row in rows:
+            for limit in (1, 7, 500):
+                got, nxt = Q.children_batch(calls, row, -1, limit)
+                want, want_next = Q.children_batch(w.calls, row, -1, limit)
+                assert np.array_equal(got, want) and nxt == want_next, (t.name, row, limit)
+            assert Q.child_count(calls, row) == Q.child_count(w.calls, row), (t.name, row)
+            assert Q.child_at(calls, row, 3) == Q.child_at(w.calls, row, 3), (t.name, row)
+            if row >= 0:
+                assert Q.ancestors(t, row) == Q.ancestors(w, row), (t.name, row)
+        real = [r for r in rows if r >= 0]
+        for column in ("incl_bytecodes", "incl_blocks"):
+            assert np.array_equal(Q.exclusive(t, real, column), Q.exclusive(w, real, column)), (t.name, column)
+        assert Q.thread_totals(t) == Q.thread_totals(w)
+        checked += n
+        # nothing of this thread was decoded whole
+        assert not {"first", "last", "end", "parent", "depth", "incl_bytecodes", "incl_blocks"} & set(calls.__dict__)
+    assert checked > 1000
+
+
 def test_cache_is_smaller_than_the_trace(cached):
     trace = cached      # the derived arrays are in it too (cct, summary)
     size = lambda p: sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
