@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QLabel
 from shiboken6 import isValid
 
 from jbgui.model import merged_tree as MT
+from jbgui.model import search as SE
 from jbgui.model import transforms as TR
 from jbgui.model.scope import Scope, ScopeRules
 from jbgui.ui import settings as S
@@ -259,15 +260,17 @@ class AggregateState(QObject):
             self._changed()
 
     def set_search(self, text: str) -> None:
+        """The explorer's one search (:mod:`jbgui.model.search`): the aggregated views, the flame
+        graph and the timeline highlight its matches."""
+        if text == self.search:
+            return
         self.search = text
-        self.search_error = ""
-        self._pattern = None
-        if text:
-            try:
-                self._pattern = re.compile(text, re.IGNORECASE)
-            except re.error as error:
-                self.search_error = f"not a regular expression: {error}"
+        self._pattern, self.search_error = SE.compile_search(text)
         self.searchChanged.emit()
+
+    @property
+    def pattern(self) -> re.Pattern | None:
+        return self._pattern
 
     def matches(self, name: str) -> bool:
         return bool(self._pattern is not None and self._pattern.search(name))

@@ -26,7 +26,7 @@ import html
 
 import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, Qt
-from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from jbgui.model import call_queries as Q
@@ -122,6 +122,9 @@ class CallTreeModel(QAbstractItemModel):
         self._totals: dict[int, dict] = {}
         self._names: dict[tuple[int, int], str] = {}   # (method or -1, site) -> qualified name
         self._clock: list[bool] = []
+        # Per method id: does it match the explorer's search (None: no search); matching calls get
+        # the search colour behind their name.
+        self.matches: np.ndarray | None = None
         self.refresh_style()
 
     # ------------------------------------------------------------------ content and style
@@ -149,6 +152,9 @@ class CallTreeModel(QAbstractItemModel):
         self._bold.setBold(True)
         self._italic = QFont()
         self._italic.setItalic(True)
+        match = colors.qcolor(colors.SEARCH_MATCH, dark)
+        self.match_brush = QBrush(match)
+        self.match_text = colors.text_color_for(match)
 
     # ------------------------------------------------------------------ ids
 
@@ -535,7 +541,12 @@ class CallTreeModel(QAbstractItemModel):
             return RIGHT if COL_CALLS <= column <= COL_DURATION else None
         if role == Qt.ItemDataRole.DecorationRole and column == COL_CALL:
             return self.icons[kind_of(calls.at("flags", row))]
+        if role == Qt.ItemDataRole.BackgroundRole and column == COL_CALL and self.matches is not None:
+            method = calls.at("method", row)
+            return self.match_brush if 0 <= method < len(self.matches) and self.matches[method] else None
         if role == Qt.ItemDataRole.ForegroundRole and column in (COL_CALL, COL_FLAGS):
+            if self.matches is not None and self.data(index, Qt.ItemDataRole.BackgroundRole) is not None:
+                return self.match_text
             kind = kind_of(calls.at("flags", row))
             return self.text_colors[kind] if kind else None
         if role == Qt.ItemDataRole.FontRole and column == COL_CALL:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from jbgui.model import call_queries as Q
+from jbgui.model import search as SE
 from jbgui.model.analysis import Analysis
 # The model's and the icons' names, for the view's users (and tests) that know this module only.
 from jbgui.ui.calltree_icons import ICON_SIZE, KIND_NAMES, KINDS, kind_icon, kind_of  # noqa: F401
@@ -147,6 +148,7 @@ class CallTreeView(QWidget):
         self._cancel_task()
         self.analysis = analysis
         self.model.set_analysis(analysis)
+        self.model.matches = None
         self.status.setText("")
         self.search.clear()          # a search of the previous trace means nothing in this one
         self._level = 0
@@ -155,6 +157,14 @@ class CallTreeView(QWidget):
         self._open_first = analysis is not None and bool(analysis.threads)
         if self.isVisible():
             self._open_first_thread()
+
+    def highlight(self, text: str) -> None:
+        """Give the calls of methods matching the explorer's search (:mod:`jbgui.model.search`)
+        the search colour; '' or an invalid expression: none."""
+        pattern, _error = SE.compile_search(text)
+        self.model.matches = SE.method_matches(self.analysis.statics, pattern) \
+            if pattern is not None and self.analysis is not None else None
+        self.tree.viewport().update()
 
     def _open_first_thread(self) -> None:
         if not self._open_first or self.analysis is None:

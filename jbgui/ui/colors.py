@@ -61,6 +61,7 @@ SELECTION_OUTLINE = ("#0d47a1", "#ffb300")
 LANE_TEXT = ("#202020", "#e8e8e8")
 INTERPOLATED_HATCH = ("#5f4b00", "#ffe082")      # hatching over calls whose times are interpolated
 RANGE_FILL = ("#1e88e5", "#90caf9")              # the selected time range (drawn translucent)
+SEARCH_MATCH = ("#ffd600", "#ffd600")            # calls and frames that match the search
 ERROR_TEXT = ("#c62828", "#ff8a80")
 MUTED_TEXT = ("#555555", "#a0a0a0")
 EMPTY_BAR = ("#e0e0e0", "#3a3a3a")
@@ -155,7 +156,10 @@ def package_slot(package: str) -> int:
 
 
 def text_color_for(fill: QColor) -> QColor:
-    return QColor("#000000") if fill.lightnessF() > 0.55 else QColor("#ffffff")
+    """Black or white text, whichever reads better on ``fill``: by perceived brightness (Rec. 601
+    weights), not HSL lightness, which calls a saturated yellow as dark as a mid grey."""
+    brightness = 0.299 * fill.redF() + 0.587 * fill.greenF() + 0.114 * fill.blueF()
+    return QColor("#000000") if brightness > 0.55 else QColor("#ffffff")
 
 
 def package_of(class_name: str) -> str:

@@ -23,7 +23,6 @@ from jbgui.ui.selection import CallRef, Selection
 
 ROW_HEIGHT = 18
 MERGED_COLOR = QColor("#c8c8c8")
-MATCH_COLOR = QColor("#ffd600")
 
 
 class FlameCanvas(QWidget):
@@ -107,7 +106,7 @@ class FlameCanvas(QWidget):
             p.setBrush(MERGED_COLOR if slot < 0 else self.palette_[int(slot)])
             p.drawRects([QRectF(x, y, w, ROW_HEIGHT - 1) for x, y, w in zip(xs[sel], ys[sel], ws[sel])])
         if match.any():
-            p.setBrush(MATCH_COLOR)
+            p.setBrush(colors.qcolor(colors.SEARCH_MATCH))
             p.drawRects([QRectF(x, y, w, ROW_HEIGHT - 1) for x, y, w in zip(xs[match], ys[match], ws[match])])
         # labels where they fit
         p.setPen(QPen(QColor("#000000")))

@@ -239,6 +239,12 @@ class MainWindow(QMainWindow):
         from jbgui.ui.aggregate_panel import AggregatePanel
         self.aggregated = AggregatePanel(self.selection)
         self.tabs.addTab(self.aggregated, "Aggregated")
+        # One search for the explorer: typed in the timeline or in the aggregated views' toolbar,
+        # highlighted in both.
+        state = self.aggregated.state
+        self.timeline.searchEdited.connect(state.set_search)
+        state.searchChanged.connect(lambda: self.timeline.set_search(state.search))
+        state.searchChanged.connect(lambda: self.calltree.highlight(state.search))
 
     # ------------------------------------------------------------------ opening traces
 

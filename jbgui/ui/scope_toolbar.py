@@ -124,6 +124,10 @@ class ScopeToolbar(QWidget):
         self.crumbs.addStretch(1)
 
     def _count_matches(self) -> None:
+        if self.search.text() != self.state.search:      # typed elsewhere (the timeline)
+            self.search.blockSignals(True)
+            self.search.setText(self.state.search)
+            self.search.blockSignals(False)
         if self.state.search_error:
             self.matches.setText(self.state.search_error)
             return

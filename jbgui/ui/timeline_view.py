@@ -29,10 +29,11 @@ from pyqtgraph.Qt import internals as pg_internals
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QToolTip, QVBoxLayout, QWidget,
+    QComboBox, QHBoxLayout, QLabel, QLineEdit, QMenu, QSizePolicy, QToolButton, QToolTip, QVBoxLayout, QWidget,
 )
 
 from jbgui.model import range_stats as RS
+from jbgui.model import search as SE
 from jbgui.model import time_quality as TQ
 from jbgui.model.analysis import Analysis, Flag
 from jbgui.model.timeline import ThreadTimeline, TimelineModel
@@ -45,6 +46,7 @@ LANE_HEADER = 1.2    # rows above a lane's depth 0: the thread's name and its cl
 LANE_GAP = 0.6
 MIN_LABEL_PX = 16    # a call gets its name (or the start of it) written inside once this wide
 MAX_LABELS = 5000    # labels per paint (a safety bound; a screen holds far fewer legible ones)
+SEARCH_FADE = 70     # alpha of the calls that do not match while a search is on
 COLLAPSED_LEVELS = 3
 LANE_PIXELS = 9.0    # "Whole run" shows every lane when rows get at least this many pixels
 
@@ -99,6 +101,16 @@ class FlameItem(pg.GraphicsObject):
         self.brushes = [QBrush(c) for c in self.colors]
         self.text_pens = [QPen(colors.text_color_for(c)) for c in self.colors]
         self.selected: CallRef | None = None
+        # Per method id: does it match the search (None: no search). Matching calls are drawn in
+        # the search colour over the others, which fade, so that a match one pixel wide stands out.
+        self.matches: np.ndarray | None = None
+        faded = [QColor(c) for c in self.colors]
+        for c in faded:
+            c.setAlpha(SEARCH_FADE)
+        self.faded_brushes = [QBrush(c) for c in faded]
+        self.match_brush = QBrush(colors.qcolor(colors.SEARCH_MATCH))
+        self.match_pen = QPen(colors.text_color_for(colors.qcolor(colors.SEARCH_MATCH)))
+        self.last_matched: list[tuple[int, int]] = []      # (thread, row) drawn as matches by the last paint
         self.range: tuple[float, float] | None = None      # the selected range, on the x axis
         self.last_labels: list[tuple[int, int, str]] = []  # (thread, row, text) written by the last paint
         self.last_interpolated: list[tuple[int, int]] = []  # (thread, row) hatched by the last paint
@@ -212,6 +224,7 @@ class FlameItem(pg.GraphicsObject):
             self.last_labels = []
             self.last_interpolated = []
             self.last_exception_labels = []
+            self.last_matched = []
             for lane_index, lane in enumerate(self.lanes):
                 if lane.bottom < y0 or lane.top > y1:
                     continue
@@ -252,6 +265,8 @@ class FlameItem(pg.GraphicsObject):
             flags = np.where(rects.merged, rects.flags & ~int(Flag.NATIVE | Flag.UNTRACED | Flag.TRUNCATED),
                              rects.flags)
             slots = colors.call_slots(rects.method, flags, self.hues)
+            hit = self._hits(rects)
+            brushes = self.brushes if hit is None else self.faded_brushes
             order = np.argsort(slots, kind="stable")
             bounds = np.flatnonzero(np.diff(slots[order])) + 1
             starts = np.concatenate(([0], bounds))
@@ -264,10 +279,22 @@ class FlameItem(pg.GraphicsObject):
                 mem[:, 1] = top[idx]
                 mem[:, 2] = right[idx] - left[idx]
                 mem[:, 3] = heights[idx]
-                p.setBrush(self.brushes[int(slots[idx[0]])])
+                p.setBrush(brushes[int(slots[idx[0]])])
                 p.drawRects(*self._rects.drawargs())
+            if hit is not None and hit.any():
+                idx = np.flatnonzero(hit)
+                self._rects.resize(len(idx))
+                mem = self._rects.ndarray()
+                mem[:, 0] = left[idx]
+                mem[:, 1] = top[idx]
+                mem[:, 2] = right[idx] - left[idx]
+                mem[:, 3] = heights[idx]
+                p.setBrush(self.match_brush)
+                p.drawRects(*self._rects.drawargs())
+                thread = tl.thread.index
+                self.last_matched.extend((thread, int(r)) for r in rects.row[idx[:MAX_LABELS]].tolist())
             self._paint_interpolated(p, lane, rects, left, right, top, row_h)
-            self._paint_labels(p, lane, rects, slots, left, right, top, row_h)
+            self._paint_labels(p, lane, rects, slots, left, right, top, row_h, hit)
         self._paint_marks(p, lane, marks, x0, x1, sx, dx, sy, dy)
         # The thread's name and index, pinned to the left edge.
         p.setPen(QPen(colors.text_color_for(band) if band.alpha() > 200 else self._text_color()))
@@ -276,7 +303,16 @@ class FlameItem(pg.GraphicsObject):
                    int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), label)
         return n
 
-    def _paint_labels(self, p: QPainter, lane: Lane, rects, slots, left, right, top, row_h) -> None:
+    def _hits(self, rects) -> np.ndarray | None:
+        """Which of ``rects`` match the search (None without a search). A merged rectangle stands
+        for many calls too short to draw apart, of which only the first is known here: it is never
+        shown as a match (exact, not a guess); zooming in draws its calls one by one."""
+        if self.matches is None:
+            return None
+        method = np.clip(np.asarray(rects.method, np.int64), 0, len(self.matches) - 1)
+        return self.matches[method] & ~np.asarray(rects.merged, np.bool_)
+
+    def _paint_labels(self, p: QPainter, lane: Lane, rects, slots, left, right, top, row_h, hit=None) -> None:
         """Names inside every call that has room for a few characters: ``Class.method``, else
         ``method``, elided; pinned to the view's left edge while the call runs on."""
         if row_h < self.metrics.height() - 2:
@@ -294,7 +330,7 @@ class FlameItem(pg.GraphicsObject):
                 text = self.metrics.elidedText(name.rsplit(".", 1)[1], Qt.TextElideMode.ElideRight, w)
             if len(text.rstrip("…")) < 2:      # a lone letter says nothing
                 continue
-            p.setPen(self.text_pens[int(slots[i])])
+            p.setPen(self.match_pen if hit is not None and hit[i] else self.text_pens[int(slots[i])])
             p.drawText(QRectF(x[i], top[i], room[i], row_h), align, text)
             self.last_labels.append((thread, int(rects.row[i]), text))
 
@@ -456,6 +492,8 @@ class TimelineView(QWidget):
     # A range was selected (Shift+drag, or a call's span): start and stop on the x axis, in
     # :attr:`unit` (nanoseconds since the trace started, or events). Cleared: (nan, nan).
     rangeSelected = Signal(float, float)
+    # The user typed in the highlight field: the explorer's one search (the aggregated views follow).
+    searchEdited = Signal(str)
 
     def __init__(self, selection: Selection, parent: QWidget | None = None):
         super().__init__(parent)
@@ -513,6 +551,18 @@ class TimelineView(QWidget):
                                     "events are exact, each lane on its own thread's events")
         self.axis_choice.currentIndexChanged.connect(self._axis_chosen)
         controls.addWidget(self.axis_choice)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Highlight (regular expression)")
+        self.search.setToolTip("Highlight the calls of every method whose name matches (pkg.Class.name(desc)); "
+                               "the aggregated views and the flame graph highlight the same search")
+        self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(170)
+        self.search.setMaximumWidth(260)
+        self.search.textChanged.connect(self._search_typed)
+        controls.addWidget(self.search)
+        self.search_info = QLabel()
+        controls.addWidget(self.search_info)
+        self._search_text = ""
         controls.addWidget(self.info, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -545,9 +595,11 @@ class TimelineView(QWidget):
         self.set_range(None)
         if model is None:
             self.info.setText("No trace open")
+            self.search_info.setText("")
             return
         self.item = FlameItem(model, analysis)
         self.viewbox.addItem(self.item)
+        self._apply_search()
         if model.has_clock:
             self.axis.setLabel("time", units="s")
             self.axis.setScale(1e-9)
@@ -560,6 +612,38 @@ class TimelineView(QWidget):
                                yMax=self.item.height + 1.0)
         self.show_all()
         self._update_info()
+
+    # ------------------------------------------------------------------ search
+
+    def _search_typed(self, text: str) -> None:
+        self.set_search(text)
+        self.searchEdited.emit(text)
+
+    def set_search(self, text: str) -> None:
+        """Highlight the calls of methods matching ``text`` (:mod:`jbgui.model.search`); '' clears."""
+        if self.search.text() != text:
+            self.search.blockSignals(True)
+            self.search.setText(text)
+            self.search.blockSignals(False)
+        if text != self._search_text:
+            self._search_text = text
+            self._apply_search()
+
+    def _apply_search(self) -> None:
+        """The matches of the current search for the trace shown, and their count."""
+        if self.item is None or self.analysis is None:
+            self.search_info.setText("")
+            return
+        pattern, error = SE.compile_search(self._search_text)
+        if pattern is None:
+            self.item.matches = None
+            self.search_info.setText(error)
+        else:
+            matches = SE.method_matches(self.analysis.statics, pattern)
+            self.item.matches = matches
+            self.search_info.setText(f"{int(matches.sum()):,} methods, "
+                                     f"{SE.matching_calls(self.analysis, matches):,} calls")
+        self.item.update()
 
     def show_all(self) -> None:
         if self.model is None or self.item is None:

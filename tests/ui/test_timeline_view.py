@@ -313,3 +313,78 @@ def test_exception_markers_name_their_exception(qtbot, window, exceptions_trace)
     repaint(view)
     expected = a.statics.class_name_of_id(int(exc["exc_class"][k])).rsplit(".", 1)[-1]
     assert expected in view.item.last_exception_labels
+
+
+def test_search_highlights_matching_calls_and_counts_them(qtbot, window, grid_trace):
+    """Typing a regular expression in the timeline's highlight field: every visible call of a
+    matching method is drawn in the search colour (and only those), the count says how many
+    methods and calls match (30 chains of 25 calls of Main.chain: 750), and the aggregated views'
+    search follows."""
+    import re
+
+    from jbgui.ui import colors
+
+    loaded = open_trace(qtbot, window, grid_trace)
+    a = loaded.analysis
+    for dock in window.findChildren(QDockWidget):
+        dock.hide()
+    view = window.timeline
+    view.axis_choice.setCurrentIndex(1)
+    main = a.thread("main")
+    method = np.asarray(main.calls.method)
+    chain_ids = {m for m in range(a.statics.max_method_id + 1)
+                 if re.search(r"main\.chain", a.statics.method_qualified(m), re.IGNORECASE)}
+    assert len(chain_ids) == 1
+    chains = np.flatnonzero(np.isin(method, list(chain_ids)))
+    assert len(chains) == 750
+    view.go_to_lane(main.index)
+    lane = view.item.lane_of(main.index)
+    depth = int(main.calls.depth[chains[0]])
+    view.viewbox.setXRange(float(main.calls.first[chains[0]]), float(main.calls.last[chains[-1]]) + 1, padding=0)
+    view.viewbox.setYRange(lane.depth0 + depth - 2, lane.depth0 + depth + 26, padding=0)
+    view.search.setFocus()
+    qtbot.keyClicks(view.search, r"Main\.chain")
+    qtbot.wait(20)
+    assert view.search_info.text() == "1 methods, 750 calls"
+    assert window.aggregated.state.search == r"Main\.chain"
+    assert window.aggregated.toolbar.search.text() == r"Main\.chain"
+    repaint(view)
+    matched = {r for t, r in view.item.last_matched if t == main.index}
+    assert matched, "nothing drawn as a match"
+    assert all(int(method[r]) in chain_ids for r in matched)
+    # every chain call drawn on its own (not merged) in view is drawn as a match
+    (vx0, vx1), (vy0, vy1) = view.viewbox.viewRange()
+    px = view.viewbox.width() / (vx1 - vx0)
+    rects = view.item.lane_of(main.index).timeline.query(vx0, vx1, 1 / px, depth - 2, depth + 26)
+    top = lane.depth0 + rects.depth
+    shown = {int(r) for r, m, merged, t in zip(rects.row, rects.method, rects.merged, top)
+             if int(m) in chain_ids and not merged and vy0 <= t and t + 1 <= vy1}
+    assert len(shown) > 600 and shown <= matched
+    # the pixels: a matching call in the search colour, its caller (Main.main) faded
+    image = view.plot.viewport().grab().toImage()
+    ref = CallRef(main.index, int(chains[5]))
+    rect = view.item.call_rect(ref)
+    corner = view.plot.mapFromScene(view.viewbox.mapViewToScene(QPointF(rect.center().x(), rect.top())))
+    pixel = image.pixelColor(corner.x(), corner.y() + 2).name()
+    assert pixel == colors.pick(colors.SEARCH_MATCH)
+    # the per-invocation call tree gives the same calls the search colour
+    from PySide6.QtCore import Qt as _Qt
+    tree = window.calltree.model
+    chain_index = tree.index_of(CallRef(main.index, int(chains[5])))
+    caller_index = tree.index_of(CallRef(main.index, int(main.calls.parent[chains[0]])))
+    background = tree.data(chain_index, _Qt.ItemDataRole.BackgroundRole)
+    assert background is not None and background.color().name() == colors.pick(colors.SEARCH_MATCH)
+    assert tree.data(caller_index, _Qt.ItemDataRole.BackgroundRole) is None
+    # a bad expression says so and highlights nothing
+    view.search.clear()
+    qtbot.keyClicks(view.search, "chain(")
+    assert view.search_info.text().startswith("not a regular expression")
+    assert view.item.matches is None
+    view.search.clear()
+    assert view.search_info.text() == "" and view.item.matches is None
+    assert tree.data(chain_index, _Qt.ItemDataRole.BackgroundRole) is None
+    # typed in the aggregated views' toolbar: the timeline follows
+    window.aggregated.toolbar.search.setText("Main.main")
+    assert view.search.text() == "Main.main"
+    assert view.search_info.text() == "1 methods, 1 calls"
+    settle(qtbot)
