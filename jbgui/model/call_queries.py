@@ -99,14 +99,102 @@ def _walk_block(end_block, base, top, c, stop, remaining, through, out, collect)
 _NO_OUT = np.zeros(0, np.int64)
 
 
-def _walk(calls, start: int, stop: int, limit: int, through: int, collect: bool) -> tuple[np.ndarray, int, int]:
+@numba.njit(cache=True, nogil=True)
+def _walk_shown(end_block, shown, base, top, c, stop, remaining, through, out, collect):  # pragma: no cover - numba
+    """:func:`_walk_block` under a scope: a hidden row is stepped into (calls shown below it are
+    children of the call being walked), a shown one is taken and jumped over."""
+    k = 0
+    while c < stop and base <= c < top:
+        if not shown[c - base]:
+            c += 1
+            continue
+        if k >= remaining and c > through:
+            break
+        if collect:
+            out[k] = c
+        k += 1
+        nxt = end_block[c - base]
+        if nxt <= c:
+            return stop, k
+        c = nxt
+    return c, k
+
+
+def _chunk(calls, row: int) -> tuple[int, int]:
+    """The rows read together around ``row``: its block of the store, or the whole table."""
+    stored = calls._stored
+    if stored is None:
+        return 0, len(calls)
+    starts = stored.starts
+    b = int(np.searchsorted(starts, row, side="right")) - 1
+    return int(starts[b]), int(starts[b + 1])
+
+
+_SHOWN_KEPT = 64     # blocks whose shown rows are kept, per thread and scope
+
+
+def shown_rows(calls, lo: int, hi: int, mine: np.ndarray) -> np.ndarray:
+    """Which rows of ``[lo, hi)`` (a chunk of :func:`_chunk`) the "only my code" scope shows:
+    calls of my methods, top-level calls, and calls my code made (the one call that entered each
+    run of other frames, which stands for the whole run). ``mine`` is per method id."""
+    cache = calls.__dict__.setdefault("_shown", {})
+    key = (id(mine), lo, hi)
+    got = cache.get(key)
+    if got is not None and got[0] is mine:
+        return got[1]
+    method = np.asarray(calls.window("method", lo, hi), np.int64)
+    parent = np.asarray(calls.window("parent", lo, hi), np.int64)
+    inside = parent >= lo
+    parent_method = np.zeros(len(method), np.int64)
+    parent_method[inside] = method[parent[inside] - lo]
+    outside = (parent >= 0) & ~inside
+    if outside.any():        # the calls open at the chunk's start: a few rows
+        parent_method[outside] = calls.values_at("method", parent[outside])
+    shown = _of_mine(mine, method) | (parent < 0) | ((parent >= 0) & _of_mine(mine, parent_method))
+    if len(cache) >= _SHOWN_KEPT:
+        del cache[next(iter(cache))]
+    cache[key] = (mine, shown)
+    return shown
+
+
+def _of_mine(mine: np.ndarray, method: np.ndarray) -> np.ndarray:
+    """``mine`` at method ids (an id the mask does not cover is not mine)."""
+    ok = (method >= 0) & (method < len(mine))
+    return ok & mine[np.where(ok, method, 0)]
+
+
+def is_shown(calls, row: int, mine: np.ndarray | None) -> bool:
+    """Does the scope show call ``row`` (every call without a scope)?"""
+    if mine is None:
+        return True
+    lo, hi = _chunk(calls, row)
+    return bool(shown_rows(calls, lo, hi, mine)[row - lo])
+
+
+def shown_parent(calls, row: int, mine: np.ndarray | None) -> int:
+    """The call the tree shows ``row`` under: its parent, or under a scope its nearest shown
+    ancestor (-1: the thread)."""
+    p = calls.at("parent", row)
+    while p >= 0 and not is_shown(calls, p, mine):
+        p = calls.at("parent", p)
+    return p
+
+
+def _walk(calls, start: int, stop: int, limit: int, through: int, collect: bool,
+          mine: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
     """Siblings from row ``start`` on, below ``stop``, jumping over their subtrees: at least
     ``limit`` of them and at least up to the one holding row ``through``. Returns (their rows when
     ``collect``, how many, the row after the last). On the whole ``end`` column when it is decoded,
     else block by block (:meth:`jbgui.model.analysis.CallTable.window`): a walk costs the siblings
-    it takes and the blocks they lie in, never a pass over the thread."""
+    it takes and the blocks they lie in, never a pass over the thread.
+
+    Under a scope (``mine``, per method id, see :func:`shown_rows`) the siblings are the shown
+    calls whose nearest shown ancestor is the walked call: hidden calls are stepped into, so the
+    walk also costs the hidden calls between them."""
     if start >= stop:
         return _NO_OUT, 0, stop
+    if mine is not None:
+        return _walk_scoped(calls, start, stop, limit, through, collect, mine)
     if calls.is_decoded("end"):
         end = np.asarray(calls.end)
         n = _count_children(end, start, stop, limit, through)
@@ -132,11 +220,31 @@ def _walk(calls, start: int, stop: int, limit: int, through: int, collect: bool)
     return rows, n, c
 
 
+def _walk_scoped(calls, start, stop, limit, through, collect, mine):
+    parts, n, c = [], 0, start
+    while c < stop and (n < limit or c <= through):
+        lo, hi = _chunk(calls, c)
+        end_chunk = np.asarray(calls.window("end", lo, hi), np.int64)
+        out = np.empty(min(hi, stop) - c, np.int64) if collect else _NO_OUT
+        before = c
+        c, k = _walk_shown(end_chunk, shown_rows(calls, lo, hi, mine), lo, hi, c, stop, limit - n, through, out,
+                           collect)
+        c = int(c)
+        if collect:
+            parts.append(out[:k])
+        n += int(k)
+        if c == before:
+            break
+    rows = (np.concatenate(parts) if parts else _NO_OUT) if collect else _NO_OUT
+    return rows, n, c
+
+
 def _stop(calls, row: int) -> int:
     return len(calls) if row < 0 else calls.at("end", row)
 
 
-def children_batch(calls, row: int, start: int = -1, limit: int = 500, through: int = -1) -> tuple[np.ndarray, int]:
+def children_batch(calls, row: int, start: int = -1, limit: int = 500, through: int = -1,
+                   mine: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Children of ``row`` (-1: the thread's top-level calls), in order, beginning with the child
     at row ``start`` (-1: the first child): ``limit`` of them, or more when needed to reach the
     child whose subtree holds row ``through``. Returns ``(rows, next)``: ``next`` is the row of
@@ -149,7 +257,7 @@ def children_batch(calls, row: int, start: int = -1, limit: int = 500, through: 
         start = row + 1
     if start >= stop:
         return np.zeros(0, np.int64), stop
-    out, _n, nxt = _walk(calls, start, stop, limit, through, True)
+    out, _n, nxt = _walk(calls, start, stop, limit, through, True, mine)
     return out, min(int(nxt), stop)
 
 
@@ -178,10 +286,16 @@ def _count_all(end, start, stop):  # pragma: no cover - numba
     return n
 
 
-def child_count(calls, row: int) -> int:
+def child_count(calls, row: int, mine: np.ndarray | None = None) -> int:
     """How many direct children ``row`` has (-1: top-level calls); costs that number."""
     stop = _stop(calls, row)
-    return _walk(calls, row + 1, stop, 1 << 62, -1, False)[1] if stop > row + 1 else 0
+    return _walk(calls, row + 1, stop, 1 << 62, -1, False, mine)[1] if stop > row + 1 else 0
+
+
+def has_children(calls, row: int, mine: np.ndarray | None = None) -> bool:
+    """Does ``row`` have a child (a shown one, under a scope)?"""
+    stop = _stop(calls, row)
+    return stop > row + 1 and (mine is None or _walk(calls, row + 1, stop, 1, -1, False, mine)[1] > 0)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -197,36 +311,42 @@ def _skip(end, start, stop, count):  # pragma: no cover - numba
     return c
 
 
-def child_at(calls, row: int, k: int) -> int:
+def child_at(calls, row: int, k: int, mine: np.ndarray | None = None) -> int:
     """The row of the ``k``-th child of ``row`` (-1: top-level calls), counting from 0; the end
-    of ``row``'s subtree when it has no more than ``k`` children. Costs ``k``."""
+    of ``row``'s subtree when it has no more than ``k`` children. Costs ``k``. Under a scope, a
+    row from which that child is the next shown one (a walk from there starts with it)."""
     stop = _stop(calls, row)
-    if k <= 0:
+    if k <= 0 and mine is None:
         return min(row + 1, stop)
-    return min(_walk(calls, row + 1, stop, k, -1, False)[2], stop)
+    if k <= 0:
+        first = _walk(calls, row + 1, stop, 1, -1, True, mine)[0]
+        return int(first[0]) if len(first) else stop
+    return min(_walk(calls, row + 1, stop, k, -1, False, mine)[2], stop)
 
 
-def child_index(calls, row: int, child: int) -> int:
+def child_index(calls, row: int, child: int, mine: np.ndarray | None = None) -> int:
     """Which child of ``row`` (-1: top-level calls) the call at row ``child`` is (0 for the
     first); costs that number. ``child`` must be a child of ``row``."""
-    return _walk(calls, row + 1, child, 1 << 62, -1, False)[1]
+    return _walk(calls, row + 1, child, 1 << 62, -1, False, mine)[1]
 
 
-def count_siblings(calls, start: int, child: int) -> int:
+def count_siblings(calls, start: int, child: int, mine: np.ndarray | None = None) -> int:
     """How many siblings lie from the call at row ``start`` up to (not including) its later
     sibling ``child``; costs that number."""
-    return _walk(calls, start, child, 1 << 62, -1, False)[1]
+    return _walk(calls, start, child, 1 << 62, -1, False, mine)[1]
 
 
-def ancestors(thread: ThreadReplay, row: int) -> list[int]:
-    """The rows from the thread's top-level call down to ``row`` itself (root first)."""
+def ancestors(thread: ThreadReplay, row: int, mine: np.ndarray | None = None) -> list[int]:
+    """The rows from the thread's top-level call down to ``row`` itself (root first); under a
+    scope the shown ones only, down to ``row`` or, when it is hidden, the call that stands for it."""
     calls = thread.calls
     out = [int(row)]
     p = calls.at("parent", int(row))
     while p >= 0:
         out.append(p)
         p = calls.at("parent", p)
-    return out[::-1]
+    out.reverse()
+    return out if mine is None else [r for r in out if is_shown(calls, r, mine)]
 
 
 # ---------------------------------------------------------------------- per-call numbers
@@ -248,31 +368,32 @@ def _exclusive(end, incl, rows, out):  # pragma: no cover - numba
         out[i] = incl[r] - total
 
 
-def exclusive(thread: ThreadReplay, rows, column: str = "incl_bytecodes") -> np.ndarray:
+def exclusive(thread: ThreadReplay, rows, column: str = "incl_bytecodes", mine: np.ndarray | None = None) -> np.ndarray:
     """What the calls at ``rows`` did themselves: ``column`` (an inclusive count,
     ``incl_bytecodes`` or ``incl_blocks``) minus their children's. Costs the number of their
-    children (``CallTable.excl_bytecodes`` computes every row of the table instead)."""
+    children (``CallTable.excl_bytecodes`` computes every row of the table instead). Under a
+    scope, minus their shown children's: the hidden calls in between are charged to them."""
     rows = np.atleast_1d(np.asarray(rows, np.int64))
     out = np.zeros(len(rows), np.int64)
     if len(rows):
         calls = thread.calls
-        if calls.is_decoded("end") and calls.is_decoded(column):
+        if mine is None and calls.is_decoded("end") and calls.is_decoded(column):
             _exclusive(np.asarray(calls.end), np.asarray(getattr(calls, column)), rows, out)
             return out
         incl = calls.values_at(column, rows).astype(np.int64)
         ends = calls.values_at("end", rows)
         for i, (r, stop) in enumerate(zip(rows.tolist(), ends.tolist())):
-            children, _n, _next = _walk(calls, r + 1, stop, 1 << 62, -1, True)
+            children, _n, _next = _walk(calls, r + 1, stop, 1 << 62, -1, True, mine)
             out[i] = incl[i] - (int(calls.values_at(column, children).astype(np.int64).sum()) if len(children) else 0)
     return out
 
 
-def exclusive_bytecodes(thread: ThreadReplay, rows) -> np.ndarray:
-    return exclusive(thread, rows, "incl_bytecodes")
+def exclusive_bytecodes(thread: ThreadReplay, rows, mine: np.ndarray | None = None) -> np.ndarray:
+    return exclusive(thread, rows, "incl_bytecodes", mine)
 
 
-def exclusive_blocks(thread: ThreadReplay, rows) -> np.ndarray:
-    return exclusive(thread, rows, "incl_blocks")
+def exclusive_blocks(thread: ThreadReplay, rows, mine: np.ndarray | None = None) -> np.ndarray:
+    return exclusive(thread, rows, "incl_blocks", mine)
 
 
 def has_clock(thread: ThreadReplay) -> bool:

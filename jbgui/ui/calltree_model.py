@@ -125,6 +125,10 @@ class CallTreeModel(QAbstractItemModel):
         # Per method id: does it match the explorer's search (None: no search); matching calls get
         # the search colour behind their name.
         self.matches: np.ndarray | None = None
+        # Per method id: "mine" under the only-my-code scope (None: every call shown). Runs of
+        # other frames show as the one call that entered them (see call_queries.shown_rows).
+        self.mine: np.ndarray | None = None
+        self._has: dict[tuple[int, int], bool] = {}    # (slot, row) -> has shown children, under the scope
         self.refresh_style()
 
     # ------------------------------------------------------------------ content and style
@@ -134,11 +138,24 @@ class CallTreeModel(QAbstractItemModel):
             raise ValueError(f"{len(analysis.threads)} threads: the call tree shows at most {SLOT_MASK}")
         self.beginResetModel()
         self.analysis = analysis
+        self.mine = None
         self._nodes.clear()
+        self._has.clear()
         self._totals.clear()
         self._names.clear()
         self._slots = {t.index: slot for slot, t in enumerate(analysis.threads)} if analysis else {}
         self._clock = [Q.has_clock(t) for t in analysis.threads] if analysis else []
+        self.endResetModel()
+
+    def set_scope(self, mine: np.ndarray | None) -> None:
+        """Show only my code (``mine`` per method id; see :attr:`mine`) or, with None, every call.
+        The tree starts again from its threads."""
+        if mine is self.mine:
+            return
+        self.beginResetModel()
+        self.mine = mine
+        self._nodes.clear()
+        self._has.clear()
         self.endResetModel()
 
     def refresh_style(self) -> None:
@@ -223,7 +240,7 @@ class CallTreeModel(QAbstractItemModel):
         if node is None:
             calls = self.analysis.threads[slot].calls
             stop = len(calls) if row < 0 else calls.at("end", row)
-            node = _Children(row + 1, stop, Q.child_count(calls, row))
+            node = _Children(row + 1, stop, Q.child_count(calls, row, self.mine))
             self._nodes[key] = node
         return node
 
@@ -244,13 +261,14 @@ class CallTreeModel(QAbstractItemModel):
         """The row of the child after the window."""
         if len(node.rows):
             return self.analysis.threads[slot].calls.at("end", int(node.rows[-1]))
-        return Q.child_at(self.analysis.threads[slot].calls, node.first - 1, node.lo)
+        return Q.child_at(self.analysis.threads[slot].calls, node.first - 1, node.lo, self.mine)
 
     def _add(self, parent: QModelIndex, slot: int, node: _Children, rows: np.ndarray, front: bool) -> None:
         if not len(rows):
             return
         thread = self.analysis.threads[slot]
-        parts = (rows, Q.exclusive_bytecodes(thread, rows), Q.exclusive_blocks(thread, rows), Q.duration(thread, rows),
+        parts = (rows, Q.exclusive_bytecodes(thread, rows, self.mine), Q.exclusive_blocks(thread, rows, self.mine),
+                 Q.duration(thread, rows),
                  TQ.interpolated(thread, rows))
         at = node.offset if front else node.offset + len(node.rows)
         self.beginInsertRows(parent, at, at + len(rows) - 1)
@@ -314,7 +332,7 @@ class CallTreeModel(QAbstractItemModel):
         slot, row, node = found
         if not node.opened:
             node.opened = True
-            rows, _next = Q.children_batch(self.analysis.threads[slot].calls, row, node.first, BATCH)
+            rows, _next = Q.children_batch(self.analysis.threads[slot].calls, row, node.first, BATCH, mine=self.mine)
             self._add(parent, slot, node, rows, front=False)
             self._sync(parent, node)
 
@@ -326,7 +344,8 @@ class CallTreeModel(QAbstractItemModel):
             return 0
         slot, row, node = found
         node.opened = True
-        rows, _next = Q.children_batch(self.analysis.threads[slot].calls, row, self._next(slot, node), count)
+        rows, _next = Q.children_batch(self.analysis.threads[slot].calls, row, self._next(slot, node), count,
+                                       mine=self.mine)
         self._add(parent, slot, node, rows, front=False)
         self._drop(parent, node, len(node.rows) - MAX_SHOWN, front=True)
         self._sync(parent, node)
@@ -341,7 +360,7 @@ class CallTreeModel(QAbstractItemModel):
         node.opened = True
         lo = max(0, node.lo - count)
         calls = self.analysis.threads[slot].calls
-        rows, _next = Q.children_batch(calls, row, Q.child_at(calls, row, lo), node.lo - lo)
+        rows, _next = Q.children_batch(calls, row, Q.child_at(calls, row, lo, self.mine), node.lo - lo, mine=self.mine)
         self._add(parent, slot, node, rows, front=True)
         self._drop(parent, node, len(node.rows) - MAX_SHOWN, front=False)
         self._sync(parent, node)
@@ -358,23 +377,23 @@ class CallTreeModel(QAbstractItemModel):
         context = BATCH // 2
         if len(node.rows) and child > node.rows[-1]:
             nxt = self._next(slot, node)
-            gap = Q.count_siblings(calls, nxt, child)
+            gap = Q.count_siblings(calls, nxt, child, self.mine)
             k = node.lo + len(node.rows) + gap
             if gap <= STEP:
-                rows, _next = Q.children_batch(calls, row, nxt, gap + 1 + context)
+                rows, _next = Q.children_batch(calls, row, nxt, gap + 1 + context, mine=self.mine)
                 self._add(parent, slot, node, rows, front=False)
                 self._drop(parent, node, len(node.rows) - MAX_SHOWN, front=True)
                 self._sync(parent, node)
                 return node.offset + node.position(child)
         else:
-            k = Q.child_index(calls, row, child)
+            k = Q.child_index(calls, row, child, self.mine)
             if len(node.rows) and 0 < node.lo - k <= STEP:
                 self.show_earlier(parent, node.lo - k + context)
                 return node.offset + node.position(child)
         # Far from what is shown: a new window around the child.
         self._drop(parent, node, len(node.rows), front=True)
         node.lo = max(0, k - context)
-        rows, _next = Q.children_batch(calls, row, Q.child_at(calls, row, node.lo), BATCH)
+        rows, _next = Q.children_batch(calls, row, Q.child_at(calls, row, node.lo, self.mine), BATCH, mine=self.mine)
         self._add(parent, slot, node, rows, front=False)
         self._sync(parent, node)
         return node.offset + node.position(child)
@@ -405,7 +424,7 @@ class CallTreeModel(QAbstractItemModel):
             return QModelIndex()
         index = self.thread_index(slot)
         parent_row = -1
-        for row in Q.ancestors(thread, ref.row):
+        for row in Q.ancestors(thread, ref.row, self.mine):
             position = self._show_child(index, slot, parent_row, row)
             index = self.index(position, 0, index)
             parent_row = row
@@ -446,10 +465,10 @@ class CallTreeModel(QAbstractItemModel):
         elif row < 0:
             return QModelIndex()
         else:
-            p = self.analysis.threads[slot].calls.at("parent", row)
+            p = Q.shown_parent(self.analysis.threads[slot].calls, row, self.mine)
         if p < 0:
             return self.thread_index(slot)
-        grandparent = self.analysis.threads[slot].calls.at("parent", p)
+        grandparent = Q.shown_parent(self.analysis.threads[slot].calls, p, self.mine)
         node = self._opened(slot, grandparent)
         position = node.position(p) if node is not None else -1
         return self.createIndex(node.offset + position, 0, self.pack(slot, p)) if position >= 0 else QModelIndex()
@@ -481,7 +500,14 @@ class CallTreeModel(QAbstractItemModel):
         if place:
             return False
         calls = self.analysis.threads[slot].calls
-        return len(calls) > 0 if row < 0 else calls.at("end", row) > row + 1
+        if row < 0:
+            return len(calls) > 0
+        if self.mine is None:
+            return calls.at("end", row) > row + 1
+        has = self._has.get((slot, row))
+        if has is None:
+            has = self._has[(slot, row)] = Q.has_children(calls, row, self.mine)
+        return has
 
     def flags(self, index: QModelIndex) -> Qt.ItemFlag:
         return ITEM_FLAGS
@@ -577,7 +603,7 @@ class CallTreeModel(QAbstractItemModel):
             return calls.at("incl_bytecodes", row)
         if column == COL_INCL_BL:
             return calls.at("incl_blocks", row)
-        node = self._opened(slot, calls.at("parent", row))
+        node = self._opened(slot, Q.shown_parent(calls, row, self.mine))
         position = node.position(row) if node is not None else -1
         if position < 0:   # an index kept from before the window moved
             return 0
@@ -590,7 +616,7 @@ class CallTreeModel(QAbstractItemModel):
     def interpolated(self, slot: int, row: int) -> bool:
         """Is the call's duration interpolated across a pause (:mod:`jbgui.model.time_quality`)?"""
         calls = self.analysis.threads[slot].calls
-        node = self._opened(slot, calls.at("parent", row))
+        node = self._opened(slot, Q.shown_parent(calls, row, self.mine))
         position = node.position(row) if node is not None else -1
         return bool(node.interpolated[position]) if position >= 0 else False
 

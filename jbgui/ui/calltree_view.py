@@ -166,6 +166,23 @@ class CallTreeView(QWidget):
             if pattern is not None and self.analysis is not None else None
         self.tree.viewport().update()
 
+    def set_scope(self, mine) -> None:
+        """Only my code (``mine``: per method id, from the explorer's scope) or every call (None).
+        The tree starts again from its threads and opens down to the selected call (or, when the
+        scope hides it, to the call that stands for it)."""
+        if self.analysis is None or mine is self.model.mine:
+            return
+        self._quiet = True
+        try:
+            self.model.set_scope(mine)
+        finally:
+            self._quiet = False
+        ref = self.selection.call
+        if ref is None or not self.reveal(ref):
+            self._open_first = True
+            if self.isVisible():
+                self._open_first_thread()
+
     def _open_first_thread(self) -> None:
         if not self._open_first or self.analysis is None:
             return

@@ -245,6 +245,9 @@ class MainWindow(QMainWindow):
         self.timeline.searchEdited.connect(state.set_search)
         state.searchChanged.connect(lambda: self.timeline.set_search(state.search))
         state.searchChanged.connect(lambda: self.calltree.highlight(state.search))
+        # and one scope: "only my code" applies to the per-invocation call tree too
+        state.changed.connect(lambda: self.calltree.set_scope(
+            state.view.scope.method_mask if state.only_mine and state.view is not None else None))
 
     # ------------------------------------------------------------------ opening traces
 

@@ -339,3 +339,79 @@ def test_large_columns_decode_into_unlinked_scratch_mappings(cached, tmp_path, m
         assert np.array_equal(column, expected[name]), name
     leftovers = [p for p in (trace / "analysis").rglob(".decoded-*")]
     assert leftovers == []
+
+
+def _scoped_reference(method: np.ndarray, parent: np.ndarray, mine: np.ndarray):
+    """The "only my code" tree the slow way: which rows show, and each shown row's shown parent."""
+    n = len(method)
+    shown = np.zeros(n, np.bool_)
+    up = np.full(n, -1, np.int64)        # the nearest shown ancestor
+    for r in range(n):
+        p = int(parent[r])
+        shown[r] = bool(mine[method[r]]) or p < 0 or bool(mine[method[p]])
+        if p >= 0:
+            up[r] = p if shown[p] else up[p]
+    return shown, up
+
+
+def test_only_my_code_tree_block_by_block_equals_the_slow_way(recorded, tmp_path, monkeypatch):
+    """Under the "only my code" scope the call tree's queries (children, counts, positions,
+    exclusive counts charged with the hidden calls, ancestors, the shown parent) give what the
+    definition gives row by row: a call shows when it is mine, top-level, or called by my code,
+    and sits under its nearest shown ancestor. With the scope of the trace and with a random mask
+    (callbacks into my code below hidden calls), read from 256-row blocks and from whole columns."""
+    from jbgui.model import call_queries as Q
+    from jbgui.model.scope import Scope
+
+    trace = copy_trace(recorded, tmp_path / "tiny")
+    monkeypatch.setattr(R, "ROWS_BUFFER", 256)
+    Analysis.open(trace)
+    monkeypatch.undo()
+    windowed, whole = Analysis.open(trace), Analysis.open(trace)
+    scope = Scope.of_trace(whole).method_mask
+    assert scope.any() and not scope.all()
+    rng = np.random.default_rng(7)
+    random = rng.random(len(scope)) < 0.3
+    checked = 0
+    for mine in (scope, random):
+        for t, w in zip(windowed.threads, whole.threads):
+            n = len(w.calls)
+            if not n:
+                continue
+            method, parent = np.asarray(w.calls.method, np.int64), np.asarray(w.calls.parent, np.int64)
+            incl = np.asarray(w.calls.incl_bytecodes, np.int64)
+            shown, up = _scoped_reference(method, parent, mine)
+            kids: dict[int, list[int]] = {}
+            for r in np.flatnonzero(shown).tolist():
+                kids.setdefault(int(up[r]), []).append(r)
+            rows = [-1] + [r for r in np.flatnonzero(shown).tolist() if r % 7 == 0 or r in kids]
+            for calls in (t.calls, w.calls):
+                for row in rows[:400]:
+                    want = kids.get(row, [])
+                    got, _next = Q.children_batch(calls, row, -1, 1 << 40, mine=mine)
+                    assert got.tolist() == want, (t.name, row)
+                    assert Q.child_count(calls, row, mine) == len(want)
+                    assert Q.has_children(calls, row, mine) == bool(want)
+                    if len(want) > 3:
+                        k = len(want) // 2
+                        assert Q.child_index(calls, row, want[k], mine) == k
+                        start = Q.child_at(calls, row, k, mine)
+                        assert Q.children_batch(calls, row, start, 1, mine=mine)[0].tolist() == [want[k]]
+                        assert Q.count_siblings(calls, want[1], want[k], mine) == k - 1
+                    if row >= 0:
+                        assert Q.exclusive(t if calls is t.calls else w, [row], mine=mine)[0] == \
+                            incl[row] - incl[want].sum()
+                        assert Q.shown_parent(calls, row, mine) == up[row]
+                        chain = [row]
+                        while up[chain[-1]] >= 0:
+                            chain.append(int(up[chain[-1]]))
+                        assert Q.ancestors(t if calls is t.calls else w, row, mine) == chain[::-1]
+                checked += len(rows[:400])
+            hidden = np.flatnonzero(~shown)
+            if len(hidden):       # a hidden call's ancestors end at the call that stands for it
+                h = int(hidden[len(hidden) // 2])
+                chain = [int(up[h])]
+                while up[chain[-1]] >= 0:
+                    chain.append(int(up[chain[-1]]))
+                assert Q.ancestors(t, h, mine) == chain[::-1]
+    assert checked > 500
