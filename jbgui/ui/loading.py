@@ -27,8 +27,10 @@ class LoadedTrace:
     problems: list[str] = field(default_factory=list)
 
 
-def load_trace(progress: Callable[[int, int], None], cancelled: Callable[[], bool], path: str | Path) -> LoadedTrace:
-    """Replay the trace at ``path`` (a :class:`jbgui.ui.tasks.Task` function)."""
+def load_trace(progress: Callable[[int, int], None], cancelled: Callable[[], bool], path: str | Path,
+               user_cache: bool = False) -> LoadedTrace:
+    """Replay the trace at ``path`` (a :class:`jbgui.ui.tasks.Task` function); ``user_cache``: keep
+    the analysis cache in the user cache directory, not beside the trace."""
     started = time.perf_counter()
     path = Path(path)
     if not path.exists():
@@ -36,7 +38,7 @@ def load_trace(progress: Callable[[int, int], None], cancelled: Callable[[], boo
     if not path.is_dir():
         raise TraceError(f"{path}: not a directory; open the trace directory that holds trace.json")
     try:
-        analysis = Analysis.open(path, progress=progress, cancelled=cancelled)
+        analysis = Analysis.open(path, progress=progress, cancelled=cancelled, user_cache=user_cache)
     except Cancelled:
         raise
     timeline = TimelineModel(analysis)

@@ -8,17 +8,19 @@ talk to each other. Loading runs as a :class:`Task`; until it ends the old trace
 from __future__ import annotations
 
 import html
+import os
 
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget, QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
     QTabWidget, QToolButton, QVBoxLayout, QWidget,
 )
 
 from jbgui import __version__
+from jbgui.model.analysis import user_cache_base
 from jbgui.ui import settings as S
 from jbgui.ui.calltree_view import CallTreeView
 from jbgui.ui.console import ConsolePane, RunController
@@ -156,6 +158,32 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
+    def _cache_menu(self, menu) -> None:
+        """Where replays are cached: beside each trace (the default) or in the user cache
+        directory (for read-only traces, or to keep trace directories clean); a setting, applied
+        from the next open."""
+        group = QActionGroup(menu)
+        self.cache_beside = menu.addAction("Beside the trace (TRACE/analysis)")
+        self.cache_user = menu.addAction(f"In the user cache directory ({user_cache_base()})")
+        forced = bool(os.environ.get("JBGUI_CACHE_DIR"))
+        for action, user in ((self.cache_beside, False), (self.cache_user, True)):
+            action.setCheckable(True)
+            group.addAction(action)
+            action.setChecked(user == (forced or S.cache_in_user_dir()))
+            action.setEnabled(not forced)
+            action.triggered.connect(lambda _checked=False, on=user: self._set_cache_location(on))
+        tip = ("JBGUI_CACHE_DIR is set: caches go there" if forced else
+               "Applies from the next open (File → Reload); a read-only trace is always cached in the user directory")
+        for action in (self.cache_beside, self.cache_user):
+            action.setToolTip(tip)
+        menu.setToolTipsVisible(True)
+
+    def _set_cache_location(self, user: bool) -> None:
+        S.set_cache_in_user_dir(user)
+        where = f"in {user_cache_base()}" if user else "beside each trace"
+        self.statusBar().showMessage(f"Analysis caches will be kept {where} from the next open (File → Reload)",
+                                     10000)
+
     def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
@@ -179,6 +207,7 @@ class MainWindow(QMainWindow):
             action = self.export_menu.addAction(label)
             action.triggered.connect(lambda _c=False, f=fmt, t=table, x=suffix: self.export(f, t, x))
         self.close_action = self._action(file_menu, "&Close trace", self.close_trace, QKeySequence.StandardKey.Close)
+        self._cache_menu(file_menu.addMenu("Analysis &cache"))
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.run_menu = bar.addMenu("&Run")
@@ -268,7 +297,7 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 0)
         self.progress.show()
         self.cancel_button.show()
-        task = Task(load_trace, path, name="load")
+        task = Task(load_trace, path, S.cache_in_user_dir(), name="load")
         task.progress.connect(self._load_progress)
         task.succeeded.connect(lambda loaded, t=task: self._loaded(t, loaded))
         task.failed.connect(lambda message, t=task: self._load_failed(t, message))

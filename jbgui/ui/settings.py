@@ -50,3 +50,15 @@ def forget_trace(path: str) -> None:
     s = settings()
     s.setValue("recent/traces", [p for p in recent_traces() if p != path])
     s.sync()
+
+
+def cache_in_user_dir() -> bool:
+    """Does the user prefer analysis caches in the user cache directory rather than beside each
+    trace (File → Analysis cache)? ``$JBGUI_CACHE_DIR`` asks for that too, whatever this says."""
+    return bool(settings().value("cache/user_dir", False, type=bool))
+
+
+def set_cache_in_user_dir(on: bool) -> None:
+    s = settings()
+    s.setValue("cache/user_dir", bool(on))
+    s.sync()

@@ -231,3 +231,39 @@ def test_twin_threads_are_exported_one_at_a_time(qtbot, window, sleeps_trace, tm
         rows = list(csv.DictReader(f))
     assert len(rows) == len(second.calls) != len(twins[0].calls)
     settle(qtbot)
+
+
+def test_the_analysis_cache_goes_where_the_setting_says(qtbot, tmp_path, monkeypatch, exceptions_trace):
+    """File → Analysis cache: beside the trace by default; "in the user cache directory" keeps the
+    trace directory as recorded (the next open replays into the user cache); back again, beside."""
+    import shutil
+
+    monkeypatch.delenv("JBGUI_CACHE_DIR", raising=False)
+    monkeypatch.setenv("JBGUI_CACHE", str(tmp_path / "cache"))
+    trace = tmp_path / "t"
+    shutil.copytree(exceptions_trace, trace, ignore=shutil.ignore_patterns("analysis"))
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    assert w.cache_beside.isChecked() and not w.cache_user.isChecked()
+    assert str(tmp_path / "cache") in w.cache_user.text()
+
+    def open_(path):
+        with qtbot.waitSignal(w.traceLoaded, timeout=120_000) as blocker:
+            w.open_trace(path)
+        return blocker.args[0].analysis
+
+    w.cache_user.trigger()
+    assert w.cache_user.isChecked()
+    a = open_(trace)
+    assert not (trace / "analysis").exists()
+    assert Path(a.cache_dir).resolve().is_relative_to((tmp_path / "cache" / "analysis").resolve())
+    # remembered: a new window starts with the choice made
+    again = MainWindow()
+    qtbot.addWidget(again)
+    assert again.cache_user.isChecked()
+    w.cache_beside.trigger()
+    a = open_(trace)
+    assert (trace / "analysis").is_dir()
+    assert Path(a.cache_dir).resolve().is_relative_to((trace / "analysis").resolve())
+    settle(qtbot)
