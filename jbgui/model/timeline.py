@@ -21,6 +21,7 @@ import numpy as np
 
 from jbgui.model import timeline_kernel as K
 from jbgui.model import timeline_lod as LOD
+from jbgui.model import timeline_scope as TS
 from jbgui.model.analysis import Analysis, ThreadReplay
 
 _FIRST_CAPACITY = 1 << 14
@@ -72,6 +73,7 @@ class _Table:
         if n:
             K.loose_tree(self.depth, self.parent, self.end)
         self.maxd = K.subtree_max_depth(self.parent, self.deep) if n else np.zeros(0, np.int32)
+        self.window: tuple[np.ndarray, int, int] | None = None    # a window's (running calls' rows, lo, hi)
         self.sample = np.ascontiguousarray(self.first[::K.SAMPLE]) if n else np.zeros(1, np.int64)
         small = K.block_maxima(self.deep, K.SMALL_BLOCK) if n else np.zeros(1, np.int32)
         self.blocks_small = small
@@ -100,6 +102,11 @@ class ThreadTimeline:
         self._capacity = _FIRST_CAPACITY
         self._levels: dict[int, _Table] = {}
         self._window: tuple[float, float, _Table] | None = None
+        # Only my code (per method id; None: every call): tables as the scope shows them, kept per
+        # level and for the current window, and the depths of single rows under it.
+        self.mine: np.ndarray | None = None
+        self._scoped: dict = {}
+        self._stand_ins: TS.StandIns | None = None
         if n:
             exc = thread.exceptions
             marked = np.concatenate([exc["throw_row"], exc["catch_row"], [0]]) if len(exc) else None
@@ -122,7 +129,41 @@ class ThreadTimeline:
         return np.asarray(self.calls.depth)
 
     def depth_of(self, row: int) -> int:
+        """The depth the timeline draws a call at: under a scope, its own when it shows, else that
+        of the call that stands for it."""
+        if self._stand_ins is not None:
+            return self._stand_ins.depth(row)
         return int(self.calls.values_at("depth", np.array([row]))[0])
+
+    def set_scope(self, mine: np.ndarray | None) -> None:
+        """Draw only my code (``mine``: per method id, see :mod:`jbgui.model.timeline_scope`), or
+        every call (None)."""
+        if mine is self.mine:
+            return
+        self.mine = mine
+        self._scoped = {}
+        self._stand_ins = TS.StandIns(self.calls, mine) if mine is not None else None
+
+    def _in_scope(self, tab: _Table, key) -> _Table:
+        """``tab`` as the scope shows it: its shown rows at their depths under the scope."""
+        if self.mine is None:
+            return tab
+        got = self._scoped.get(key)
+        if got is not None and got[0] is tab:
+            return got[1]
+        if tab.window is not None:
+            shown, sdepth = TS.window_scope(self.calls, *tab.window, self.mine)
+            deep = sdepth
+        else:
+            shown, sdepth = TS.level_scope(tab.parent, np.asarray(tab.method, np.int64), self.mine)
+            # a filler is drawn one row deep: how deep its calls go under the scope is not known
+            # here, and the recorded extent would count the hidden frames
+            deep = sdepth
+        keep = np.flatnonzero(shown)
+        scoped = _Table(tab.row[keep], tab.first[keep], tab.last[keep], sdepth[keep], np.asarray(tab.method)[keep],
+                        np.asarray(tab.flags)[keep], deep[keep])
+        self._scoped[key] = (tab, scoped)
+        return scoped
 
     def marked_depths(self, rows: np.ndarray) -> np.ndarray:
         """Depths of rows the timeline marks (exceptions' throw and catch rows), found in the
@@ -130,6 +171,8 @@ class ThreadTimeline:
         rows = np.asarray(rows, np.int64)
         if self.lod is None or not len(rows):
             return np.zeros(len(rows), np.int64)
+        if self._stand_ins is not None:
+            return self._stand_ins.depths(rows)
         at = np.clip(np.searchsorted(self.lod.mark_rows, rows), 0, max(len(self.lod.mark_rows) - 1, 0))
         if not len(self.lod.mark_rows) or not np.array_equal(self.lod.mark_rows[at], rows):
             return self.calls.values_at("depth", rows).astype(np.int64)
@@ -181,6 +224,7 @@ class ThreadTimeline:
         n = self.rows
         if not len(self.limits):
             table = _Table(np.arange(n), *(self.calls.window(name, 0, n) for name in _WINDOW_NAMES))
+            table.window = (np.zeros(0, np.int64), 0, n)
             self._window = (-np.inf, np.inf, table)
             return table
         finest = float(self.limits[-1])
@@ -202,6 +246,7 @@ class ThreadTimeline:
         row = np.concatenate([level.row[anc], np.arange(lo, hi, dtype=np.int64)])
         parts = [np.concatenate([getattr(level, name)[anc], col]) for name, col in zip(_WINDOW_NAMES, cols)]
         table = _Table(row, *parts)
+        table.window = (level.row[anc], lo, hi)
         self._window = (a + 1.01 * finest, b, table)
         return table
 
@@ -238,7 +283,8 @@ class ThreadTimeline:
             return Rects.empty()
         px = max(float(units_per_pixel), 1e-12)
         k = LOD.level_for(self.limits, px)
-        tab = self._level(k) if k >= 0 else self._window_for(float(t0), float(t1))
+        tab = self._in_scope(self._level(k), k) if k >= 0 else \
+            self._in_scope(self._window_for(float(t0), float(t1)), "window")
         while True:
             cap = self._capacity
             out = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
@@ -258,7 +304,7 @@ class ThreadTimeline:
         """The row of the call at ``depth`` running at time ``t`` (-1 if none)."""
         if not self.rows or depth < 0 or depth > self.max_depth:
             return -1
-        tab = self._window_for(float(t), float(t))
+        tab = self._in_scope(self._window_for(float(t), float(t)), "window")
         local = int(K.call_at(tab.first, tab.sample, tab.last, tab.end, tab.parent, tab.depth, self.event(t), depth))
         return int(tab.row[local]) if local >= 0 else -1
 
@@ -297,6 +343,11 @@ class TimelineModel:
     @property
     def unit(self) -> str:
         return "ns" if self.has_clock else "events"
+
+    def set_scope(self, mine: np.ndarray | None) -> None:
+        """Only my code in every lane (``mine`` per method id; None: every call)."""
+        for tl in self.threads:
+            tl.set_scope(mine)
 
     def thread_timeline(self, index: int) -> ThreadTimeline:
         for tl in self.threads:

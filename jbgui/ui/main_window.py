@@ -158,6 +158,13 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
+    def _scope_changed(self) -> None:
+        """Only my code (the aggregated views' toggle and prefixes) in the call tree and timeline too."""
+        state = self.aggregated.state
+        mine = state.view.scope.method_mask if state.only_mine and state.view is not None else None
+        self.calltree.set_scope(mine)
+        self.timeline.set_scope(mine)
+
     def _cache_menu(self, menu) -> None:
         """Where replays are cached: beside each trace (the default) or in the user cache
         directory (for read-only traces, or to keep trace directories clean); a setting, applied
@@ -275,8 +282,7 @@ class MainWindow(QMainWindow):
         state.searchChanged.connect(lambda: self.timeline.set_search(state.search))
         state.searchChanged.connect(lambda: self.calltree.highlight(state.search))
         # and one scope: "only my code" applies to the per-invocation call tree too
-        state.changed.connect(lambda: self.calltree.set_scope(
-            state.view.scope.method_mask if state.only_mine and state.view is not None else None))
+        state.changed.connect(self._scope_changed)
 
     # ------------------------------------------------------------------ opening traces
 

@@ -135,6 +135,11 @@ class FlameItem(pg.GraphicsObject):
         self.height = max(top, 1.0)
         self.update()
 
+    def scope_changed(self) -> None:
+        """The model's scope changed: exception marks move to the depths drawn now."""
+        self._marks = [self._thread_marks(lane) for lane in self.lanes]
+        self.update()
+
     def set_collapsed(self, lane: Lane, collapsed: bool) -> None:
         if lane.collapsed != collapsed:
             lane.collapsed = collapsed
@@ -613,6 +618,19 @@ class TimelineView(QWidget):
         self.show_all()
         self._update_info()
 
+    # ------------------------------------------------------------------ scope
+
+    def set_scope(self, mine) -> None:
+        """Only my code (``mine`` per method id, from the explorer's scope) or every call (None):
+        runs of JDK and library frames drawn as the call that entered them, callbacks into my code
+        right below it (:mod:`jbgui.model.timeline_scope`)."""
+        if self.model is None or self.item is None:
+            return
+        if all(tl.mine is mine for tl in self.model.threads):
+            return
+        self.model.set_scope(mine)
+        self.item.scope_changed()
+
     # ------------------------------------------------------------------ search
 
     def _search_typed(self, text: str) -> None:
@@ -659,7 +677,9 @@ class TimelineView(QWidget):
             return
         self.use_clock = use_clock
         collapsed = {lane.timeline.thread.index: lane.collapsed for lane in self.item.lanes} if self.item else {}
+        mine = self.model.threads[0].mine if self.model is not None and self.model.threads else None
         self.set_model(TimelineModel(self.analysis, use_clock=use_clock), self.analysis)
+        self.set_scope(mine)        # the same scope on the other axis
         for lane in self.item.lanes:
             lane.collapsed = collapsed.get(lane.timeline.thread.index, lane.collapsed)
         self.item.relayout()

@@ -147,3 +147,69 @@ def test_exception_marks_and_class_loads(record, default_jdk):
     loads = m.class_load_times(main)
     assert len(loads) == len(main.thread.class_loads) > 0
     assert np.all((loads >= m.t_min - 1) & (loads <= m.t_max + 1))
+
+
+def _scoped_depths(method: np.ndarray, parent: np.ndarray, mine: np.ndarray):
+    """Only my code the slow way: which rows show, and each row's depth under the scope (a hidden
+    row's: that of the call that stands for it)."""
+    n = len(method)
+    shown = np.zeros(n, np.bool_)
+    near = np.zeros(n, np.int64)
+    for r in range(n):
+        p = int(parent[r])
+        shown[r] = p < 0 or bool(mine[method[r]]) or bool(mine[method[p]])
+        base = -1 if p < 0 else near[p]
+        near[r] = base + 1 if shown[r] else base
+    return shown, near
+
+
+@pytest.fixture(scope="module")
+def aggregate_trace(record, default_jdk):
+    run = record("aggregate", default_jdk)
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
+@pytest.mark.parametrize("kind", ["windows", "levels"])
+@pytest.mark.parametrize("masking", ["scope", "random"])
+def test_only_my_code_draws_the_shown_calls_at_their_depth_under_the_scope(aggregate_trace, kind, masking):
+    """Under only my code the timeline draws exactly the shown calls (mine, top-level, or called by
+    my code), each one level below its nearest shown ancestor: every call wide enough to be drawn
+    on its own, at the depth the definition gives, zoomed in (windows of rows) and zoomed out
+    (levels of detail, forced on this small program); single rows (the selection, exception marks)
+    at the depth of the call that stands for them; and off again, the old drawing."""
+    from jbgui.model.scope import Scope
+
+    a = Analysis.open(aggregate_trace)
+    m = TimelineModel(a, use_clock=False, window_rows=64 if kind == "levels" else 1 << 20)
+    mine = Scope.of_trace(a).method_mask
+    if masking == "random":
+        mine = np.random.default_rng(3).random(len(mine)) < 0.3
+    tl = m.thread_timeline(a.thread("main").index)
+    calls = tl.calls
+    method, parent = np.asarray(calls.method, np.int64), np.asarray(calls.parent, np.int64)
+    first, last = np.asarray(calls.first, np.float64), np.asarray(calls.last, np.float64) + 1.0
+    shown, near = _scoped_depths(method, parent, mine)
+    assert shown.any() and not shown.all()
+    before = tl.query(tl.t_min, tl.t_max, (tl.t_max - tl.t_min) / 2000)
+    m.set_scope(mine)
+    span = tl.t_max - tl.t_min
+    ranges = [(tl.t_min, tl.t_max)] + [(tl.t_min + span * f, tl.t_min + span * (f + w))
+                                      for f, w in ((0.1, 0.05), (0.5, 0.01), (0.8, 0.2), (0.33, 0.002))]
+    checked = 0
+    for t0, t1 in ranges:
+        for px in ((t1 - t0) / 2000, (t1 - t0) / 200, 0.01):
+            rects = tl.query(t0, t1, px)
+            alone = ~rects.merged
+            rows = rects.row[alone]
+            assert shown[rows].all(), (t0, t1, px)
+            assert np.array_equal(rects.depth[alone], near[rows]), (t0, t1, px)
+            wide = np.flatnonzero(shown & (last - first >= 2 * px) & (first < t1) & (last > t0))
+            assert set(wide.tolist()) <= set(rows.tolist()), (t0, t1, px)
+            checked += len(rows)
+    assert checked > 100
+    stand_in = [int(r) for r in np.flatnonzero(~shown)[::7]] + [int(r) for r in np.flatnonzero(shown)[::11]]
+    assert [tl.depth_of(r) for r in stand_in] == [int(near[r]) for r in stand_in]
+    m.set_scope(None)
+    again = tl.query(tl.t_min, tl.t_max, (tl.t_max - tl.t_min) / 2000)
+    assert np.array_equal(again.row, before.row) and np.array_equal(again.depth, before.depth)

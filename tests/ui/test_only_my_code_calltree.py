@@ -93,8 +93,26 @@ def test_the_toggle_collapses_jdk_runs_into_the_call_that_entered_them(qtbot, wi
     window.selection.select_call(CallRef(main.index, hidden), window.timeline)
     current = window.calltree.current_ref()
     assert current == CallRef(main.index, Q.shown_parent(calls, hidden, mine))
+    # the timeline draws the same: compareLengths right below Arrays.sort, and a click there
+    # selects it (unscoped, hidden JDK frames lie between them)
+    window.tabs.setCurrentWidget(window.timeline)
+    view = window.timeline
+    tl = view.item.lane_of(main.index).timeline
+    target = CallRef(main.index, compares[-1])
+    assert tl.depth_of(sort) + 1 == tl.depth_of(compares[-1]) < int(calls.depth[compares[-1]])
+    view.axis_choice.setCurrentIndex(1)          # events: exact widths
+    view.selection.select_call(CallRef(main.index, sort), window.calltree)
+    view.item.set_collapsed(view.item.lane_of(main.index), False)
+    view.reveal(CallRef(main.index, sort), zoom=True)
+    view.reveal(target)               # scrolled down to it
+    qtbot.wait(50)
+    rect = view.item.call_rect(target)
+    point = view.plot.mapFromScene(view.viewbox.mapViewToScene(rect.center()))
+    qtbot.mouseClick(view.plot.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert window.selection.call == target
     # off again: every call
     qtbot.mouseClick(bar.only_mine, Qt.MouseButton.LeftButton, pos=QPoint(5, bar.only_mine.height() // 2))
     assert model.mine is None
     assert children(model, model.index_of(CallRef(main.index, sort))) == full
+    assert view.item.lane_of(main.index).timeline.depth_of(compares[-1]) == int(calls.depth[compares[-1]])
     settle(qtbot)
