@@ -11,7 +11,7 @@ The tree is exact: every distinct path gets its node, whatever the trace (an ear
 capped it at 2^22 nodes and counted the rest in one node, which made per-context sums wrong).
 Memory is proportional to the number of distinct contexts, which a real program keeps far below
 its number of calls (javac: about one context per hundred calls); the calls themselves are read
-in chunks from their memory map.
+a block of rows at a time from the analysis store.
 
 Nodes are numbered in the order their first call starts, so a node's parent always has a smaller
 number: a pass in node order is a preorder-compatible pass (parents before children).
@@ -118,28 +118,45 @@ def _exception_counts(exceptions, n: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return rows, thrown, caught
 
 
+def _read(calls, name: str, lo: int, hi: int) -> np.ndarray:
+    """Rows ``[lo, hi)`` of a column: by blocks from a call table, or a slice of the arrays of the
+    row selections the flame graph and range statistics pass."""
+    window = getattr(calls, "window", None)
+    return window(name, lo, hi) if window is not None else np.asarray(getattr(calls, name))[lo:hi]
+
+
+def _chunks(calls) -> list[tuple[int, int]]:
+    """Row ranges read together: the store's blocks (each decoded on its own), or pieces of
+    :data:`CHUNK_ROWS` of columns already in memory."""
+    n = len(calls)
+    stored = getattr(calls, "_stored", None)
+    if stored is not None and not calls.is_decoded("depth"):     # a CallTable of the store
+        starts = np.asarray(stored.starts, np.int64).tolist()
+        return [(lo, hi) for lo, hi in zip(starts[:-1], starts[1:]) if hi > lo]
+    return [(lo, min(n, lo + CHUNK_ROWS)) for lo in range(0, n, CHUNK_ROWS)]
+
+
 def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=None,
             cancelled=None) -> dict[str, np.ndarray]:
     """The exact tree of one thread's call table. ``times(events)`` gives nanoseconds of event
     indices (the thread's clock; without it, time is counted in events); ``exceptions`` is the
     thread's exception table. Between chunks of calls, ``progress(rows done, rows)`` is told
-    and ``cancelled()`` asked (true: :class:`Cancelled` is raised)."""
+    and ``cancelled()`` asked (true: :class:`Cancelled` is raised).
+
+    The calls are read a block of rows at a time (:meth:`jbgui.model.analysis.CallTable.window`):
+    memory holds the tree and one block, never the thread's columns."""
     n = len(calls)
     sc = np.zeros(1, np.int64)
     nodes = np.zeros((1 << 12, _WIDTH), np.int64)
     table_k = np.full(1 << 13, _EMPTY, np.int64)
     table_v = np.zeros(1 << 13, np.int64)
-    max_depth = int(np.asarray(calls.depth).max()) + 2 if n else 2
-    at_depth = np.full(max_depth, -1, np.int64)
-    columns = [np.asarray(getattr(calls, name)) for name in
-               ("method", "call_site", "flags", "depth", "incl_bytecodes", "incl_blocks")]
+    at_depth = np.full(64, -1, np.int64)
     exc_rows, exc_thrown, exc_caught = _exception_counts(exceptions, n)
-    for lo in range(0, n, CHUNK_ROWS):
+    for lo, hi in _chunks(calls):
         if cancelled is not None and cancelled():
             raise Cancelled()
         if progress is not None:
             progress(lo, n)
-        hi = min(n, lo + CHUNK_ROWS)
         # at most one new node per row
         if int(sc[0]) + (hi - lo) + 1 > len(nodes):
             grown = np.zeros((max(int(sc[0]) + (hi - lo) + 1, 2 * len(nodes)), _WIDTH), np.int64)
@@ -147,19 +164,26 @@ def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=No
             nodes = grown
         while 2 * (int(sc[0]) + (hi - lo)) > len(table_k):
             table_k, table_v = K.rehash(table_k, table_v, 2 * len(table_k))
-        first = np.asarray(calls.first[lo:hi])
-        last = np.asarray(calls.last[lo:hi])
+        depth = np.ascontiguousarray(_read(calls, "depth", lo, hi))
+        deepest = int(depth.max()) + 2 if len(depth) else 2
+        if deepest > len(at_depth):
+            grown_at = np.full(max(deepest, 2 * len(at_depth)), -1, np.int64)
+            grown_at[:len(at_depth)] = at_depth
+            at_depth = grown_at
+        first = _read(calls, "first", lo, hi)
+        last = _read(calls, "last", lo, hi)
         if times is not None:
             spans = np.rint(times(last) - times(first)).astype(np.int64)
         else:
             spans = (last - first).astype(np.int64)
         np.maximum(spans, 0, out=spans)
         e0, e1 = np.searchsorted(exc_rows, [lo, hi])
-        # the columns as stored (slices of the memory maps, no conversion: numba compiles the
-        # kernel for their dtypes)
+        # the columns as stored (no conversion: numba compiles the kernel for their dtypes)
         _add_rows(sc, table_k, table_v, nodes, at_depth, lo,
-                  *(np.ascontiguousarray(c[lo:hi]) for c in columns), spans, synthetic_mask,
-                  exc_rows[e0:e1], exc_thrown[e0:e1], exc_caught[e0:e1])
+                  *(np.ascontiguousarray(_read(calls, name, lo, hi)) for name in
+                    ("method", "call_site", "flags")), depth,
+                  *(np.ascontiguousarray(_read(calls, name, lo, hi)) for name in ("incl_bytecodes", "incl_blocks")),
+                  spans, synthetic_mask, exc_rows[e0:e1], exc_thrown[e0:e1], exc_caught[e0:e1])
     used = int(sc[0])
     cols = dict(zip(FIELDS + EXTRA_FIELDS, (_PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS, _DEPTH, _TIME,
                                             _THROWN, _CAUGHT)))

@@ -192,8 +192,8 @@ class _Slice:
 
     def __init__(self, calls, lo: int, hi: int, base: int):
         for name in ("method", "call_site", "flags", "incl_bytecodes", "incl_blocks", "first", "last"):
-            setattr(self, name, np.asarray(getattr(calls, name)[lo:hi]))
-        self.depth = np.asarray(calls.depth[lo:hi]).astype(np.int64) - base
+            setattr(self, name, np.asarray(calls.window(name, lo, hi)))
+        self.depth = np.asarray(calls.window("depth", lo, hi)).astype(np.int64) - base
         self.rows = hi - lo
 
     def __len__(self) -> int:
@@ -203,8 +203,8 @@ class _Slice:
 def call_subtree_tree(thread, row: int) -> MT.Tree:
     """The merged tree of one call's subtree (the call as the only root)."""
     calls = thread.calls
-    lo, hi = int(row), int(calls.end[row])
-    sl = _Slice(calls, lo, hi, int(calls.depth[row]))
+    lo, hi = int(row), calls.at("end", int(row))
+    sl = _Slice(calls, lo, hi, calls.at("depth", int(row)))
     exc = thread.exceptions
     if len(exc):
         exc = exc.copy()
