@@ -3,9 +3,9 @@
 A range is given on the timeline's axis: nanoseconds since the trace started (every thread on
 one clock), or event indices (each thread's own stream) for a trace without a clock or when the
 timeline's x-axis is events. Per thread it becomes an event range ``[e0, e1)``; calls are rows in
-start order, so the calls starting in it are one slice of rows (``searchsorted`` on ``first``),
-and everything is counted in one sequential pass over that slice (a numba kernel reading the
-columns in order; no Python loop per call).
+start order, so the calls starting in it are one slice of rows (a binary search on ``first``),
+and everything is counted in one sequential pass over that slice, a block of the store at a time
+(a numba kernel reading the columns in order; no Python loop per call, memory for one block).
 
 Exact counts: calls started in the range, calls *contained* in it (started and ended inside),
 their own bytecodes and blocks (inclusive minus their children's, all of which are inside too),
@@ -77,38 +77,78 @@ def event_range(thread: ThreadReplay, start: float, stop: float, use_clock: bool
 
 
 @numba.njit(cache=True, nogil=True)
-def _count_rows(r0, r1, stop, method, parent, last, incl_bc, incl_bl, m_calls, m_bc, m_bl):  # pragma: no cover
-    """Over rows [r0, r1): calls contained (last < stop) counted per method, with their own
-    bytecodes and blocks: each contained call adds its inclusive counts to its method and takes
-    them off its parent's method when the parent is contained too (a contained call's children
-    all are). Returns (contained, own bytecodes, own blocks)."""
+def _count_rows(base, r0, stop, method, parent, last, incl_bc, incl_bl, ext_rows, ext_last, ext_method,
+                m_calls, m_bc, m_bl):  # pragma: no cover
+    """Over a chunk of rows (row ``base`` onwards) of the range's rows ``[r0, r1)``: calls
+    contained (last < stop) counted per method, with their own bytecodes and blocks: each
+    contained call adds its inclusive counts to its method and takes them off its parent's method
+    when the parent is contained too (a contained call's children all are). A parent before the
+    chunk (but in the range) is looked up in ``ext_rows`` (sorted) with its last event and method.
+    Returns (contained, own bytecodes, own blocks)."""
     n_methods = len(m_calls)
     contained = 0
     total_bc = 0
     total_bl = 0
-    for r in range(r0, r1):
-        if last[r] >= stop:
+    for i in range(len(method)):
+        if last[i] >= stop:
             continue
         contained += 1
-        m = method[r]
+        m = method[i]
         if m < 0 or m >= n_methods:
             m = 0
-        bc = incl_bc[r]
-        bl = incl_bl[r]
+        bc = incl_bc[i]
+        bl = incl_bl[i]
         m_calls[m] += 1
         m_bc[m] += bc
         m_bl[m] += bl
         total_bc += bc
         total_bl += bl
-        p = parent[r]
-        if p >= r0 and last[p] < stop:
-            pm = method[p]
-            if pm < 0 or pm >= n_methods:
-                pm = 0
-            m_bc[pm] -= bc
-            m_bl[pm] -= bl
-            total_bc -= bc
-            total_bl -= bl
+        p = parent[i]
+        if p >= r0:
+            if p >= base:
+                p_last = last[p - base]
+                pm = method[p - base]
+            else:
+                k = np.searchsorted(ext_rows, p)
+                if k >= len(ext_rows) or ext_rows[k] != p:
+                    continue
+                p_last = ext_last[k]
+                pm = ext_method[k]
+            if p_last < stop:
+                if pm < 0 or pm >= n_methods:
+                    pm = 0
+                m_bc[pm] -= bc
+                m_bl[pm] -= bl
+                total_bc -= bc
+                total_bl -= bl
+    return contained, total_bc, total_bl
+
+
+def _chunks(calls, r0: int, r1: int) -> list[tuple[int, int]]:
+    """``[r0, r1)`` cut at the store's blocks (each decoded once), or whole when in memory."""
+    stored = calls._stored
+    if stored is None:
+        return [(r0, r1)]
+    starts = np.asarray(stored.starts, np.int64)
+    cuts = starts[(starts > r0) & (starts < r1)].tolist()
+    bounds = [r0, *cuts, r1]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _count_range(calls, r0: int, r1: int, stop: int, m_calls, m_bc, m_bl) -> tuple[int, int, int]:
+    """:func:`_count_rows` over rows ``[r0, r1)``, a block at a time (memory holds a block)."""
+    contained = total_bc = total_bl = 0
+    for lo, hi in _chunks(calls, r0, r1):
+        cols = [np.ascontiguousarray(calls.window(name, lo, hi)) for name in
+                ("method", "parent", "last", "incl_bytecodes", "incl_blocks")]
+        parent = cols[1]
+        outside = np.unique(parent[(parent >= r0) & (parent < lo)]).astype(np.int64)
+        ext_last = calls.values_at("last", outside).astype(np.int64) if len(outside) else np.zeros(0, np.int64)
+        ext_method = calls.values_at("method", outside).astype(np.int64) if len(outside) else np.zeros(0, np.int64)
+        c, bc, bl = _count_rows(lo, r0, stop, *cols, outside, ext_last, ext_method, m_calls, m_bc, m_bl)
+        contained += int(c)
+        total_bc += int(bc)
+        total_bl += int(bl)
     return contained, total_bc, total_bl
 
 
@@ -118,9 +158,9 @@ def _edge_rows(thread: ThreadReplay, row: int, event: int) -> list[int]:
     calls = thread.calls
     out = []
     while row >= 0:
-        if int(calls.last[row]) >= event:
+        if calls.at("last", row) >= event:
             out.append(row)
-        row = int(calls.parent[row])
+        row = calls.at("parent", row)
     return out[::-1]
 
 
@@ -146,18 +186,11 @@ def range_stats(analysis: Analysis, start: float, stop: float, use_clock: bool =
             continue
         calls = thread.calls
         if len(calls):
-            first = np.asarray(calls.first)
-            # Keys of the column's own type: else numpy converts the whole column first (seconds
-            # for two hundred million calls).
-            info = np.iinfo(first.dtype)
-            keys = np.clip(np.array([e0, e1], np.int64), info.min, info.max).astype(first.dtype)
-            r0, r1 = (int(x) for x in np.searchsorted(first, keys, side="left"))
+            r0, r1 = (int(x) for x in calls.rows_starting_before([e0, e1]))
             part.calls_started = r1 - r0
             if r1 > r0:
-                contained, bc, bl = _count_rows(r0, r1, e1, np.asarray(calls.method), np.asarray(calls.parent),
-                                                np.asarray(calls.last), np.asarray(calls.incl_bytecodes),
-                                                np.asarray(calls.incl_blocks), m_calls, m_bytecodes, m_blocks)
-                part.calls_contained, part.bytecodes, part.blocks = int(contained), int(bc), int(bl)
+                part.calls_contained, part.bytecodes, part.blocks = _count_range(calls, r0, r1, e1, m_calls,
+                                                                                 m_bytecodes, m_blocks)
             edges = _edge_rows(thread, r0 - 1, e0) if r0 > 0 else []
             if r1 > r0:
                 edges += [r for r in _edge_rows(thread, r1 - 1, e1) if r >= r0]
@@ -186,7 +219,7 @@ def range_stats(analysis: Analysis, start: float, stop: float, use_clock: bool =
 def call_range(analysis: Analysis, thread_index: int, row: int, use_clock: bool = True) -> tuple[float, float]:
     """The range a call covers on the timeline's axis: [its first event, the one after its last)."""
     thread = analysis.thread(thread_index)
-    first, last = float(thread.calls.first[row]), float(thread.calls.last[row]) + 1.0
+    first, last = float(thread.calls.at("first", row)), float(thread.calls.at("last", row)) + 1.0
     clock = np.asarray(thread.clock)
     if use_clock and len(clock) >= 2:
         return float(np.interp(first, clock[:, 0], clock[:, 1])), float(np.interp(last, clock[:, 0], clock[:, 1]))

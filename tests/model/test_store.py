@@ -415,3 +415,34 @@ def test_only_my_code_tree_block_by_block_equals_the_slow_way(recorded, tmp_path
                     chain.append(int(up[chain[-1]]))
                 assert Q.ancestors(t, h, mine) == chain[::-1]
     assert checked > 500
+
+
+def test_range_statistics_block_by_block_equal_the_whole_columns(recorded, tmp_path, monkeypatch):
+    """Range statistics read a block of rows at a time (and find the range's rows by a binary
+    search over blocks): with 256-row blocks they equal the counts over whole columns, for ranges
+    that start and end inside blocks, across many blocks, and cover everything."""
+    from jbgui.model import range_stats as RS
+
+    trace = copy_trace(recorded, tmp_path / "tiny")
+    monkeypatch.setattr(R, "ROWS_BUFFER", 256)
+    Analysis.open(trace)
+    monkeypatch.undo()
+    windowed, whole = Analysis.open(trace), Analysis.open(trace)
+    for t in whole.threads:
+        for name in ("first", "last", "method", "parent", "incl_bytecodes", "incl_blocks"):
+            getattr(t.calls, name)
+    main = windowed.thread("main")
+    assert main.calls._stored is not None and len(main.calls._stored.starts) > 10
+    events = main.events
+    for a, b in ((0, events), (events // 10, events // 5), (events // 3, events // 3 + 997), (5, 6),
+                 (events - 300, events + 10)):
+        got = RS.range_stats(windowed, a, b, use_clock=False)
+        want = RS.range_stats(whole, a, b, use_clock=False)
+        for g, w in zip(got.threads, want.threads):
+            assert (g.calls_started, g.calls_contained, g.bytecodes, g.blocks, g.edge_rows) == \
+                (w.calls_started, w.calls_contained, w.bytecodes, w.blocks, w.edge_rows), (a, b, g.name)
+        assert got.methods.tolist() == want.methods.tolist()
+        firsts = np.asarray(whole.thread("main").calls.first)
+        keys = [a, b, 0, events, int(firsts[len(firsts) // 2])]
+        assert main.calls.rows_starting_before(keys).tolist() == np.searchsorted(firsts, keys).tolist()
+    assert not {"first", "last", "method", "parent"} & set(main.calls.__dict__)
