@@ -43,23 +43,21 @@ def thread_range_tree(thread, e0: int, e1: int) -> MT.Tree | None:
     calls = thread.calls
     if e1 <= e0 or not len(calls):
         return None
-    first = np.asarray(calls.first)
-    info = np.iinfo(first.dtype)
-    keys = np.clip(np.array([e0, e1], np.int64), info.min, info.max).astype(first.dtype)
-    r0, r1 = (int(x) for x in np.searchsorted(first, keys, side="left"))
+    r0, r1 = (int(x) for x in calls.rows_starting_before([e0, e1]))
     if r1 <= r0:
         return None
     # rows starting in the range but ending after it: the callers chain of the last one
     crossing = np.array([r for r in _edge_rows(thread, r1 - 1, e1) if r >= r0], np.int64)
     local = crossing - r0
 
-    def take(column) -> np.ndarray:
-        values = np.asarray(column[r0:r1])
+    def take(name: str) -> np.ndarray:
+        # the range's rows only (the blocks that hold them), not the thread's column
+        values = np.asarray(calls.window(name, r0, r1))
         return np.delete(values, local) if len(local) else values
 
-    columns = {name: take(getattr(calls, name)) for name in _COLUMNS}
-    parent = take(calls.parent).astype(np.int64)
-    depth = take(calls.depth).astype(np.int64)
+    columns = {name: take(name) for name in _COLUMNS}
+    parent = take("parent").astype(np.int64)
+    depth = take("depth").astype(np.int64)
     n = len(depth)
     if n == 0:
         return None

@@ -419,7 +419,8 @@ def test_only_my_code_tree_block_by_block_equals_the_slow_way(recorded, tmp_path
 
 def test_range_statistics_block_by_block_equal_the_whole_columns(recorded, tmp_path, monkeypatch):
     """Range statistics read a block of rows at a time (and find the range's rows by a binary
-    search over blocks): with 256-row blocks they equal the counts over whole columns, for ranges
+    search over blocks), the range's merged tree only the blocks of its rows: with 256-row blocks
+    they equal what whole columns give, for ranges
     that start and end inside blocks, across many blocks, and cover everything."""
     from jbgui.model import range_stats as RS
 
@@ -442,6 +443,10 @@ def test_range_statistics_block_by_block_equal_the_whole_columns(recorded, tmp_p
             assert (g.calls_started, g.calls_contained, g.bytecodes, g.blocks, g.edge_rows) == \
                 (w.calls_started, w.calls_contained, w.bytecodes, w.blocks, w.edge_rows), (a, b, g.name)
         assert got.methods.tolist() == want.methods.tolist()
+        from jbgui.model import range_tree as RT
+        got_tree = RT.range_tree(windowed, a, b, use_clock=False, threads=[main.index])
+        want_tree = RT.range_tree(whole, a, b, use_clock=False, threads=[main.index])
+        assert got_tree.key.tolist() == want_tree.key.tolist() and got_tree.calls.tolist() == want_tree.calls.tolist()
         firsts = np.asarray(whole.thread("main").calls.first)
         keys = [a, b, 0, events, int(firsts[len(firsts) // 2])]
         assert main.calls.rows_starting_before(keys).tolist() == np.searchsorted(firsts, keys).tolist()
