@@ -565,12 +565,12 @@ class Analysis:
     def call_name(self, thread: ThreadReplay, row: int) -> str:
         """``pkg.Cls.name(desc)`` of a call; a synthetic call is named by its call site."""
         calls = thread.calls
-        method = int(calls.method[row])
+        method = calls.at("method", row)     # one value (the block holding it), not the column
         if method:
             name = self.statics.method_qualified(method)
             if name:
                 return name
-        site = int(calls.call_site[row])
+        site = calls.at("call_site", row)
         if site >= 0:
             return self.statics.site_qualified(site)
         return f"<method {method}>"

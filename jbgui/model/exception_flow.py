@@ -63,27 +63,27 @@ def _chain(analysis: Analysis, thread: ThreadReplay, rec) -> ExceptionChain:
     throw_event, catch_event = int(rec["throw_event"]), int(rec["catch_event"])
     exc_class = int(rec["exc_class"])
     if not exc_class and throw_row >= 0:
-        exc_class = int(calls.exc_class[throw_row])
+        exc_class = calls.at("exc_class", throw_row)
     unwound = []
     if throw_row != catch_row and throw_row >= 0:
         r = throw_row
         below = -1
         while r >= 0 and r != catch_row:
-            if int(calls.flags[r]) & (Flag.NATIVE | Flag.UNTRACED):
+            if calls.at("flags", r) & (Flag.NATIVE | Flag.UNTRACED):
                 # A call into native or untraced code the exception passed through: not a frame
                 # replay saw (nor flags); the frame above left the block that made that call.
                 below = r
-                r = int(calls.parent[r])
+                r = calls.at("parent", r)
                 continue
-            method = int(calls.method[r])
+            method = calls.at("method", r)
             if below < 0:
-                left = _own_block_before(analysis, thread, r, int(calls.last[r]))
+                left = _own_block_before(analysis, thread, r, calls.at("last", r))
             else:
-                left = _local(st, method, int(calls.caller_block[below]))
+                left = _local(st, method, calls.at("caller_block", below))
             unwound.append((r, method, left))
             below = r
-            r = int(calls.parent[r])
-    thrown_in = int(calls.method[throw_row]) if throw_row >= 0 else 0
+            r = calls.at("parent", r)
+    thrown_in = calls.at("method", throw_row) if throw_row >= 0 else 0
     if unwound:
         throw_block = unwound[0][2]
     elif throw_row >= 0:
@@ -92,7 +92,7 @@ def _chain(analysis: Analysis, thread: ThreadReplay, rec) -> ExceptionChain:
         throw_block = -1
     caught_in, handler, ignored = 0, -1, False
     if catch_row >= 0:
-        caught_in = int(calls.method[catch_row])
+        caught_in = calls.at("method", catch_row)
         handler = _block_at(analysis, thread, caught_in, catch_event)
         ignored = handler >= 0 and is_empty_handler(st, caught_in, handler)
     return ExceptionChain(thread.index, st.class_name_of_id(exc_class), throw_row, thrown_in, throw_block,
@@ -147,25 +147,27 @@ def _own_block_before(analysis, thread, row: int, event: int) -> int:
     """The last block of the call's own (not in a callee) at or before ``event``."""
     st = analysis.statics
     calls = thread.calls
-    method = int(calls.method[row])
-    lo_row = int(calls.first[row])
-    first = np.asarray(calls.first)
-    last = np.asarray(calls.last)
-    flags = np.asarray(calls.flags)
+    method = calls.at("method", row)
+    lo_row = calls.at("first", row)
+
+    def first(c: int) -> int:
+        return calls.at("first", c)
+
     # The Java callees of the row that start before the event (through native or untraced calls,
     # whose own range may hold an event of the row): their ranges are not the row's own events.
+    # (single values from the blocks that hold them: this runs for one exception's frames)
     children, _ = children_batch(calls, row, -1, 1 << 62)
     spans = []
     stack = list(children[::-1])
     while stack:
         c = int(stack.pop())
-        if first[c] > event:
+        if first(c) > event:
             continue
-        if flags[c] & (Flag.NATIVE | Flag.UNTRACED):
+        if calls.at("flags", c) & (Flag.NATIVE | Flag.UNTRACED):
             kids, _ = children_batch(calls, c, -1, 1 << 62)
             stack.extend(kids[::-1].tolist())
             continue
-        spans.append((int(first[c]), int(last[c])))
+        spans.append((first(c), calls.at("last", c)))
     spans.sort()
     starts = np.array([a for a, _b in spans], np.int64)
     ends = np.array([b for _a, b in spans], np.int64)

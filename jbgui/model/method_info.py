@@ -83,9 +83,11 @@ def method_info(analysis: Analysis, method: int) -> MethodInfo:
     if not flags_value & S.M_INSTRUMENTED and not flags_value & (S.M_NATIVE | S.M_ABSTRACT):
         flags.append("not instrumented")
     calls = 0
-    for t in analysis.threads:
+    for t in analysis.threads:      # the calls per method the replay counted, not a pass over the calls
         if len(t.calls):
-            calls += int(np.count_nonzero(np.asarray(t.calls.method) == method))
+            summary = t.call_summary
+            hit = np.flatnonzero(np.asarray(summary["method_ids"]) == method)
+            calls += int(np.asarray(summary["method_calls"])[hit].sum()) if len(hit) else 0
     blocks_range = st.method_blocks(method)
     base = blocks_range.start if len(blocks_range) else 0
     edges = analysis.edges
