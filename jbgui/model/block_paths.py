@@ -376,6 +376,17 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
     return result
 
 
+def _rows_of_method(calls, method: int) -> np.ndarray:
+    """The rows of ``method``'s calls, reading the ``method`` column a block at a time."""
+    stored = calls._stored
+    if stored is None or calls.is_decoded("method"):
+        return np.flatnonzero(np.asarray(calls.method) == method).astype(np.int64)
+    starts = np.asarray(stored.starts, np.int64).tolist()
+    parts = [np.flatnonzero(calls.window("method", lo, hi) == method).astype(np.int64) + lo
+             for lo, hi in zip(starts[:-1], starts[1:]) if hi > lo]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
 def method_rows(analysis: Analysis, method: int) -> list[tuple[ThreadReplay, np.ndarray]]:
     """The rows of every call of ``method``, per thread (threads without one left out)."""
     out = []
@@ -385,9 +396,9 @@ def method_rows(analysis: Analysis, method: int) -> list[tuple[ThreadReplay, np.
         summary = thread.call_summary
         if method not in set(np.asarray(summary["method_ids"]).tolist()):
             continue
-        rows = np.flatnonzero(np.asarray(thread.calls.method) == method)
+        rows = _rows_of_method(thread.calls, method)
         if len(rows):
-            out.append((thread, rows.astype(np.int64)))
+            out.append((thread, rows))
     return out
 
 

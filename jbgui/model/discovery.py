@@ -18,12 +18,24 @@ from jbgui.model.call_blocks import stream_index
 
 
 @numba.njit(cache=True, nogil=True)
-def _first_rows(method, n_methods):
-    out = np.full(n_methods, -1, np.int64)
+def _first_rows(method, base, out):
+    """Rows ``base`` onwards: the first row of each method not seen before (``out[m] < 0``)."""
+    n_methods = len(out)
     for r in range(len(method)):
         m = method[r]
         if 0 < m < n_methods and out[m] < 0:
-            out[m] = r
+            out[m] = base + r
+    return out
+
+
+def _first_rows_of(calls, n_methods: int) -> np.ndarray:
+    """Each method's first row in a thread, reading its ``method`` column a block at a time."""
+    out = np.full(n_methods, -1, np.int64)
+    stored = calls._stored
+    starts = np.asarray(stored.starts, np.int64).tolist() if stored is not None else [0, len(calls)]
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        if hi > lo:
+            _first_rows(np.ascontiguousarray(calls.window("method", lo, hi)), lo, out)
     return out
 
 
@@ -39,7 +51,7 @@ def first_runs(analysis: Analysis) -> dict[str, np.ndarray]:
         calls = thread.calls
         arrays = derived.load_or_compute(
             calls.directory, "first_rows.npz", ("first_row",),
-            lambda: {"first_row": _first_rows(np.asarray(calls.method), n_methods)},
+            lambda: {"first_row": _first_rows_of(calls, n_methods)},
             lambda a: len(a["first_row"]) == n_methods)
         first_row = arrays["first_row"]
         ran = np.flatnonzero(first_row >= 0)
@@ -47,7 +59,7 @@ def first_runs(analysis: Analysis) -> dict[str, np.ndarray]:
         methods.append(ran)
         threads.append(np.full(len(ran), thread.index, np.int64))
         rows.append(r)
-        nanos.append(thread.times(np.asarray(calls.first)[r]))
+        nanos.append(thread.times(calls.values_at("first", r)))
     if not methods:
         empty = np.zeros(0, np.int64)
         return {"method": empty, "thread": empty, "row": empty, "nanos": np.zeros(0)}

@@ -86,12 +86,12 @@ def _compute(analysis: Analysis, method: int, cfg: Cfg, progress=None, cancelled
             continue
         rows = scan.row[sel]
         calls = thread.calls
-        first = np.asarray(calls.first)[rows]
-        last = np.asarray(calls.last)[rows]
+        first = calls.values_at("first", rows)
+        last = calls.values_at("last", rows)
         nanos[sel] = thread.times(last) - thread.times(first)
-        parent = np.asarray(calls.parent)[rows].astype(np.int64)
+        parent = calls.values_at("parent", rows).astype(np.int64)
         has = parent >= 0
-        callers[sel[has]] = np.asarray(calls.method)[parent[has]]
+        callers[sel[has]] = calls.values_at("method", parent[has])
     # Variants: one per signature, exceptional ends apart (the signature's exit pseudo-block says
     # it, this keeps the flag at hand).
     sigs, inverse = np.unique(scan.sig, return_inverse=True)
