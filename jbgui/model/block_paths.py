@@ -382,7 +382,7 @@ def _rows_of_method(calls, method: int) -> np.ndarray:
     if stored is None or calls.is_decoded("method"):
         return np.flatnonzero(np.asarray(calls.method) == method).astype(np.int64)
     starts = np.asarray(stored.starts, np.int64).tolist()
-    parts = [np.flatnonzero(calls.window("method", lo, hi) == method).astype(np.int64) + lo
+    parts = [np.flatnonzero(calls.window("method", lo, hi, keep=False) == method).astype(np.int64) + lo
              for lo, hi in zip(starts[:-1], starts[1:]) if hi > lo]
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 

@@ -122,7 +122,8 @@ def _read(calls, name: str, lo: int, hi: int) -> np.ndarray:
     """Rows ``[lo, hi)`` of a column: by blocks from a call table, or a slice of the arrays of the
     row selections the flame graph and range statistics pass."""
     window = getattr(calls, "window", None)
-    return window(name, lo, hi) if window is not None else np.asarray(getattr(calls, name))[lo:hi]
+    # a pass over the thread: each block once, not kept in the call table's cache
+    return window(name, lo, hi, keep=False) if window is not None else np.asarray(getattr(calls, name))[lo:hi]
 
 
 def _chunks(calls) -> list[tuple[int, int]]:

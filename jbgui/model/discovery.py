@@ -35,7 +35,7 @@ def _first_rows_of(calls, n_methods: int) -> np.ndarray:
     starts = np.asarray(stored.starts, np.int64).tolist() if stored is not None else [0, len(calls)]
     for lo, hi in zip(starts[:-1], starts[1:]):
         if hi > lo:
-            _first_rows(np.ascontiguousarray(calls.window("method", lo, hi)), lo, out)
+            _first_rows(np.ascontiguousarray(calls.window("method", lo, hi, keep=False)), lo, out)
     return out
 
 

@@ -139,7 +139,7 @@ def _count_range(calls, r0: int, r1: int, stop: int, m_calls, m_bc, m_bl) -> tup
     """:func:`_count_rows` over rows ``[r0, r1)``, a block at a time (memory holds a block)."""
     contained = total_bc = total_bl = 0
     for lo, hi in _chunks(calls, r0, r1):
-        cols = [np.ascontiguousarray(calls.window(name, lo, hi)) for name in
+        cols = [np.ascontiguousarray(calls.window(name, lo, hi, keep=False)) for name in
                 ("method", "parent", "last", "incl_bytecodes", "incl_blocks")]
         parent = cols[1]
         outside = np.unique(parent[(parent >= r0) & (parent < lo)]).astype(np.int64)

@@ -421,9 +421,10 @@ class StoredColumns:
                 del cache[trees[0]]
         return got
 
-    def _block_tree(self, i: int) -> dict[str, np.ndarray]:
+    def _block_tree(self, i: int, keep: bool = True) -> dict[str, np.ndarray]:
         base, top = int(self.starts[i]), int(self.starts[i + 1])
-        depth = np.ascontiguousarray(self.window("depth", base, top), np.int64)
+        depth = np.ascontiguousarray(self.window("depth", base, top) if keep else
+                                     self.decode_rows("depth", base, top), np.int64)
         rows, values = self.patches.get("end", (np.zeros(0, np.int64), np.zeros(0, np.int64)))
         open_rows = np.asarray(rows[(rows < base) & (values > base)], np.int64)
         if len(depth) and len(open_rows) != depth[0]:
@@ -458,14 +459,15 @@ class StoredColumns:
         self._decode_into(name, data, out, 0, top - base, None)
         return out
 
-    def tree_window(self, name: str, lo: int, hi: int) -> np.ndarray:
-        """Rows ``[lo, hi)`` of ``parent``, ``end`` or ``incl_bytecodes`` from :meth:`block_tree`."""
+    def tree_window(self, name: str, lo: int, hi: int, keep: bool = True) -> np.ndarray:
+        """Rows ``[lo, hi)`` of ``parent``, ``end`` or ``incl_bytecodes`` from :meth:`block_tree`
+        (``keep=False``: computed without touching the block cache, for passes over a thread)."""
         lo, hi = max(int(lo), 0), min(int(hi), self.rows)
         if hi <= lo:
             return np.zeros(0, np.int64)
         b0 = int(np.searchsorted(self.starts, lo, side="right")) - 1
         b1 = int(np.searchsorted(self.starts, hi, side="left"))
-        parts = [self.block_tree(i)[name] for i in range(b0, b1)]
+        parts = [(self.block_tree(i) if keep else self._block_tree(i, keep=False))[name] for i in range(b0, b1)]
         whole = parts[0] if len(parts) == 1 else np.concatenate(parts)
         base = int(self.starts[b0])
         return whole[lo - base:hi - base]

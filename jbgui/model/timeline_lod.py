@@ -261,7 +261,7 @@ class Levels:
         mark_depth = np.zeros(len(marked), np.int64)
         for b in range(len(starts) - 1):
             lo, hi = int(starts[b]), int(starts[b + 1])
-            cols = {name: np.ascontiguousarray(calls.window(name, lo, hi)) for name in
+            cols = {name: np.ascontiguousarray(calls.window(name, lo, hi, keep=False)) for name in
                     ("first", "last", "depth", "method", "flags")}
             block_first[b] = cols["first"][0]
             t_first = _times(cols["first"], self.pos, self.nanos)
