@@ -33,6 +33,8 @@ from jbgui.model.tracedir import decode_payload
 # gets a window of its own (its whole range), and one longer than LONGEST_CALL is left out.
 WINDOW_EVENTS = 1 << 23
 LONGEST_CALL = 1 << 28
+# Rows of the call table read together by a scan of a method's calls (see _row_windows).
+GROUP_ROWS = 1 << 20
 
 SYNTHETIC = Flag.NATIVE | Flag.UNTRACED
 
@@ -113,7 +115,7 @@ def _scan(words, wbase, rows, k0, first, last, end, flags, synthetic_mask, infer
           method, page_base, b_method, b_bc, block_base, n_blocks,
           header_of, innermost, lparent, in_body,
           out_sig, out_blocks, out_bc, out_exc, rec, n_rec, set_keys, set_stamps,
-          open_entry, iters, seq, seq_event, want_seq):
+          open_entry, iters, seq, seq_event, want_seq, stamp0):
     """Scan calls ``rows[k0:]`` while they lie inside ``words`` (events ``wbase`` onwards).
 
     Returns ``(k, n_rec, n_seq)``: the first call not done (outside the window, or too little
@@ -130,7 +132,7 @@ def _scan(words, wbase, rows, k0, first, last, end, flags, synthetic_mask, infer
             break
         if n_rec + (hi - lo + 1) + n_loops >= len(rec):
             break
-        stamp = k + 1
+        stamp = stamp0 + k + 1
         sig = np.uint64(0)
         prev = -1
         nb = 0
@@ -290,6 +292,22 @@ class _Window:
         self.decoded += len(self.words)
 
 
+def _thread_window(analysis: Analysis, thread: ThreadReplay, firsts: np.ndarray, lasts: np.ndarray) -> _Window:
+    """An events window over ``thread``'s stream that loads only chunks holding an event of one of
+    the calls (their first and last events given)."""
+    index = stream_index(analysis, thread)
+    needed = None
+    if len(firsts) and len(index.first):
+        # chunks holding an event of some call: [chunk of first, chunk of last] for each call
+        c_lo = np.maximum(np.searchsorted(index.first, firsts, side="right") - 1, 0)
+        c_hi = np.maximum(np.searchsorted(index.first, lasts, side="right") - 1, 0)
+        diff = np.zeros(len(index.first) + 1, np.int64)
+        np.add.at(diff, c_lo, 1)
+        np.add.at(diff, c_hi + 1, -1)
+        needed = np.cumsum(diff[:-1]) > 0
+    return _Window(index, needed)
+
+
 def _columns(thread: ThreadReplay):
     calls = thread.calls
     return (np.asarray(calls.first), np.asarray(calls.last), np.asarray(calls.end), np.asarray(calls.flags))
@@ -297,11 +315,14 @@ def _columns(thread: ThreadReplay):
 
 def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: _Method,
                  pool: ThreadPoolExecutor | None, want_seq: bool = False, window_events: int = WINDOW_EVENTS,
-                 progress=None, cancelled=None, columns=None):
+                 progress=None, cancelled=None, columns=None, window=None, stamp0: int = 0):
     """Run the kernel over ``rows`` (ascending) of one thread, decoding windows of at least
     ``window_events`` events (the next calls are usually close by). ``columns``: (first, last,
-    end, flags) of some rows only (one call's subtree, ``rows`` and ``end`` local to it) instead
-    of the thread's whole columns."""
+    end, flags) of some rows only (one call's subtree or a window of rows, ``rows`` and ``end``
+    local to it) instead of the thread's whole columns. ``window``: the thread's events window
+    (:func:`_thread_window`), kept from one window of rows to the next; ``stamp0``: how many calls
+    of the method were scanned before (each call's set of seen edges is told apart by its number
+    among all of them)."""
     first, last, end, flags = columns if columns is not None else _columns(thread)
     n = len(rows)
     sig = np.zeros(n, np.uint64)
@@ -314,17 +335,9 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
     seq = np.zeros(1, np.int32)
     seq_event = np.zeros(1, np.int64)
     skipped = np.zeros(n, np.bool_)
-    index = stream_index(analysis, thread)
-    needed = None
-    if n and len(index.first):
-        # chunks holding an event of some call: [chunk of first, chunk of last] for each call
-        c_lo = np.maximum(np.searchsorted(index.first, first[rows], side="right") - 1, 0)
-        c_hi = np.maximum(np.searchsorted(index.first, last[rows], side="right") - 1, 0)
-        diff = np.zeros(len(index.first) + 1, np.int64)
-        np.add.at(diff, c_lo, 1)
-        np.add.at(diff, c_hi + 1, -1)
-        needed = np.cumsum(diff[:-1]) > 0
-    window = _Window(index, needed)
+    if window is None:
+        window = _thread_window(analysis, thread, first[rows], last[rows])
+    decoded_before = window.decoded
     L = m.loops
     k = 0
     while k < n:
@@ -351,7 +364,7 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
             m.method, m.page_base, m.b_method, m.b_bc, m.block_base, m.n_blocks,
             L.header_of, L.innermost, L.parent, L.in_body,
             sig, blocks, bc, exc, rec, n_rec, m.set_keys, m.set_stamps, m.open_entry, m.iters,
-            seq, seq_event, want_seq)
+            seq, seq_event, want_seq, stamp0)
         if k_next == k:
             # The record buffer is full, or the call does not fit the window: drain and retry.
             if n_rec:
@@ -370,10 +383,35 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
     if n_rec:
         recs.append(rec[:n_rec].copy())
     loops = np.concatenate(recs) if recs else np.zeros((0, 3), np.int64)
-    result = (sig, blocks, bc, exc, loops, skipped, window.decoded)
+    result = (sig, blocks, bc, exc, loops, skipped, window.decoded - decoded_before)
     if want_seq:
         return result, seq[:n_seq] if n else seq[:0], seq_event[:n_seq] if n else seq_event[:0]
     return result
+
+
+def _row_windows(calls, rows: np.ndarray):
+    """``(lo, rows - lo, columns)`` for groups of ``rows`` (ascending), ``columns`` being
+    ``first``, ``last``, ``end`` (local) and ``flags`` of rows ``[lo, stop)`` that hold the
+    groups' subtrees: a scan reads the blocks around the method's calls, never the thread's whole
+    columns (four of them are 7 GB on a 225 M-call thread). Nested calls (recursion) share a
+    group, groups hold about :data:`GROUP_ROWS` rows. ``(0, rows, None)`` when the columns are in
+    memory already."""
+    if calls._stored is None or all(calls.is_decoded(n) for n in ("first", "last", "end", "flags")):
+        yield 0, rows, None
+        return
+    ends = calls.values_at("end", rows)
+    i, n = 0, len(rows)
+    while i < n:
+        lo, stop = int(rows[i]), int(ends[i])
+        j = i + 1
+        while j < n and (rows[j] < stop or ends[j] - lo <= GROUP_ROWS):
+            stop = max(stop, int(ends[j]))
+            j += 1
+        columns = tuple(np.ascontiguousarray(calls.window(name, lo, stop, keep=False)) for name in
+                        ("first", "last", "end", "flags"))
+        columns = (columns[0], columns[1], columns[2].astype(np.int64) - lo, columns[3])
+        yield lo, rows[i:j] - lo, columns
+        i = j
 
 
 def _rows_of_method(calls, method: int) -> np.ndarray:
@@ -416,17 +454,28 @@ def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
     offset = 0
     with ThreadPoolExecutor(max_workers=2) as pool:
         total = sum(len(r) for _t, r in parts)
-        for thread, trows in parts:
-            trows = np.sort(trows)
-            report = None if progress is None else (lambda k, _n, base=offset: progress(base + k, total))
-            sig, nb, bc, exc, loops_rec, skip, dec = _scan_thread(analysis, thread, trows, m, pool,
-                                                                  progress=report, cancelled=cancelled)
+        done = 0
+        def windows():
+            for thread, trows in parts:
+                trows = np.sort(trows)
+                events = _thread_window(analysis, thread, thread.calls.values_at("first", trows),
+                                        thread.calls.values_at("last", trows))
+                for lo, wrows, columns in _row_windows(thread.calls, trows):
+                    yield thread, events, lo, wrows, columns
+
+        for thread, events, lo, wrows, columns in windows():
+            report = None if progress is None else (lambda k, _n, base=done: progress(base + k, total))
+            sig, nb, bc, exc, loops_rec, skip, dec = _scan_thread(analysis, thread, wrows, m, pool,
+                                                                  progress=report, cancelled=cancelled,
+                                                                  columns=columns, window=events,
+                                                                  stamp0=done)
+            done += len(wrows)
             keep = ~skip
             index = np.cumsum(keep) - 1
             skipped += int(skip.sum())
             decoded += dec
             threads.append(np.full(int(keep.sum()), thread.index, np.int64))
-            rows.append(trows[keep])
+            rows.append(wrows[keep] + lo)
             sigs.append(sig[keep])
             blocks.append(nb[keep])
             bcs.append(bc[keep])

@@ -451,3 +451,59 @@ def test_range_statistics_block_by_block_equal_the_whole_columns(recorded, tmp_p
         keys = [a, b, 0, events, int(firsts[len(firsts) // 2])]
         assert main.calls.rows_starting_before(keys).tolist() == np.searchsorted(firsts, keys).tolist()
     assert not {"first", "last", "method", "parent"} & set(main.calls.__dict__)
+
+
+def test_a_method_s_call_scan_by_windows_of_rows_equals_the_whole_columns(recorded, tmp_path, monkeypatch):
+    """The variants' and loops' scan of a method's calls reads windows of rows around them (nested
+    calls in one window), not the thread's whole columns: with 256-row blocks and windows of a few
+    hundred rows it gives every call's signature, own blocks and bytecodes, exceptional end and
+    loop records exactly as the whole columns do, for the most-called methods, methods with
+    loops and recursive ones."""
+    from jbgui.model import block_paths as B
+    from jbgui.model.cfg import method_cfg
+
+    trace = copy_trace(recorded, tmp_path / "tiny")
+    monkeypatch.setattr(R, "ROWS_BUFFER", 256)
+    Analysis.open(trace)
+    monkeypatch.undo()
+    monkeypatch.setattr(B, "GROUP_ROWS", 300)
+    windowed, whole = Analysis.open(trace), Analysis.open(trace)
+    for t in whole.threads:
+        for name in ("first", "last", "end", "flags", "method"):
+            getattr(t.calls, name)
+    counts: dict[int, int] = {}
+    for t in whole.threads:
+        for m in np.asarray(t.calls.method).tolist():
+            counts[m] = counts.get(m, 0) + 1
+    by_calls = sorted(counts, key=counts.get, reverse=True)
+    with_loops = [m for m in by_calls if m > 0 and len(method_cfg(whole, m).loops)][:6]
+    recursive = []
+    for t in whole.threads:
+        method, parent = np.asarray(t.calls.method), np.asarray(t.calls.parent)
+        inner = (parent >= 0) & (method == method[np.maximum(parent, 0)])
+        recursive += np.unique(method[inner]).tolist()
+    chosen = list(dict.fromkeys([m for m in by_calls[:8] if m > 0] + with_loops + recursive[:4]))
+    assert with_loops and len(chosen) >= 10
+    windows = 0
+    for m in chosen:
+        loops = method_cfg(whole, m).loop_tables()
+        got = B.scan_calls(windowed, m, loops)
+        want = B.scan_calls(whole, m, loops)
+        for field in ("thread", "row", "sig", "own_blocks", "own_bytecodes", "exceptional", "loop_call", "loop_id",
+                      "loop_iters"):
+            assert np.array_equal(getattr(got, field), getattr(want, field)), (m, field)
+        assert got.skipped == want.skipped
+        for t in windowed.threads:
+            rows = np.sort(B._rows_of_method(t.calls, m))
+            windows += sum(1 for _ in B._row_windows(t.calls, rows)) if len(rows) else 0
+    assert windows > len(chosen)          # windows of rows were read, not whole columns
+    # A call's set of edges is its own whatever thread the call before it ran on (the sets were
+    # told apart by the call's number within its thread, so a second thread's calls saw the first
+    # thread's edges as seen and lost them from their signatures).
+    shared = [m for m in by_calls if m > 0 and len(B.method_rows(whole, m)) > 1][:3]
+    assert shared
+    for m in shared:
+        combined = B.scan_calls(whole, m)
+        for t, rows in B.method_rows(whole, m):
+            alone = B.scan_calls(whole, m, selected=[(t, rows)])
+            assert np.array_equal(alone.sig, combined.sig[combined.thread == t.index]), (m, t.name)
