@@ -20,7 +20,9 @@ from jbgui.model.analysis import Analysis
 from jbgui.model.block_paths import call_path, compress, method_rows, render, scan_calls
 from jbgui.model.cfg import Cfg, method_cfg
 
-VERSION = 1
+# 2: signatures of calls on a second thread no longer lose edges seen on the first (version 1 files are
+# left unread)
+VERSION = 2
 OUTLIERS = 5          # per loop
 MAX_PATHS = 500       # variants whose collapsed path is computed (the most frequent)
 _KEYS = ("v_sig", "v_calls", "v_bc", "v_blocks", "v_nanos", "v_exc", "v_thread", "v_row", "v_path",
