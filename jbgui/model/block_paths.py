@@ -70,7 +70,8 @@ class LoopTables:
 class CallScan:
     """Per call of one method (all threads): ``thread``, ``row``, ``sig``, ``own_blocks``,
     ``own_bytecodes``, ``exceptional``; loop entries ``loop_call`` (index into the calls),
-    ``loop_id``, ``loop_iters``; ``skipped``: calls longer than :data:`LONGEST_CALL` events."""
+    ``loop_id``, ``loop_iters``; ``skipped``: calls longer than :data:`LONGEST_CALL` events;
+    ``first``, ``last`` and ``caller`` of each call (read with the rows around it)."""
 
     thread: np.ndarray
     row: np.ndarray
@@ -84,6 +85,10 @@ class CallScan:
     skipped: int = 0
     events_decoded: int = 0
     problems: list[str] = field(default_factory=list)
+    # per call, beside ``row``: its first and last events, and its caller's method (0 at the top)
+    first: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    last: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    caller: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 # ---------------------------------------------------------------------- the kernel
@@ -292,20 +297,24 @@ class _Window:
         self.decoded += len(self.words)
 
 
+def _needed(index, firsts: np.ndarray, lasts: np.ndarray) -> np.ndarray | None:
+    """Per chunk of the stream: whether it holds an event of one of the calls (their first and
+    last events given), so that an events window loads only those."""
+    if not len(firsts) or not len(index.first):
+        return None
+    c_lo = np.maximum(np.searchsorted(index.first, firsts, side="right") - 1, 0)
+    c_hi = np.maximum(np.searchsorted(index.first, lasts, side="right") - 1, 0)
+    diff = np.zeros(len(index.first) + 1, np.int64)
+    np.add.at(diff, c_lo, 1)
+    np.add.at(diff, c_hi + 1, -1)
+    return np.cumsum(diff[:-1]) > 0
+
+
 def _thread_window(analysis: Analysis, thread: ThreadReplay, firsts: np.ndarray, lasts: np.ndarray) -> _Window:
     """An events window over ``thread``'s stream that loads only chunks holding an event of one of
-    the calls (their first and last events given)."""
+    the calls."""
     index = stream_index(analysis, thread)
-    needed = None
-    if len(firsts) and len(index.first):
-        # chunks holding an event of some call: [chunk of first, chunk of last] for each call
-        c_lo = np.maximum(np.searchsorted(index.first, firsts, side="right") - 1, 0)
-        c_hi = np.maximum(np.searchsorted(index.first, lasts, side="right") - 1, 0)
-        diff = np.zeros(len(index.first) + 1, np.int64)
-        np.add.at(diff, c_lo, 1)
-        np.add.at(diff, c_hi + 1, -1)
-        needed = np.cumsum(diff[:-1]) > 0
-    return _Window(index, needed)
+    return _Window(index, _needed(index, firsts, lasts))
 
 
 def _columns(thread: ThreadReplay):
@@ -319,8 +328,8 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
     """Run the kernel over ``rows`` (ascending) of one thread, decoding windows of at least
     ``window_events`` events (the next calls are usually close by). ``columns``: (first, last,
     end, flags) of some rows only (one call's subtree or a window of rows, ``rows`` and ``end``
-    local to it) instead of the thread's whole columns. ``window``: the thread's events window
-    (:func:`_thread_window`), kept from one window of rows to the next; ``stamp0``: how many calls
+    local to it) instead of the thread's whole columns. ``window``: the thread's events window,
+    kept from one window of rows to the next; ``stamp0``: how many calls
     of the method were scanned before (each call's set of seen edges is told apart by its number
     among all of them)."""
     first, last, end, flags = columns if columns is not None else _columns(thread)
@@ -357,6 +366,8 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
             seq = np.zeros(hi - lo, np.int32)
             seq_event = np.zeros(hi - lo, np.int64)
         if len(rec) < (hi - lo) + len(L.parent) + 16:
+            if n_rec:                 # the records so far, before a bigger buffer replaces this one
+                recs.append(rec[:n_rec].copy())
             rec = np.zeros((2 * ((hi - lo) + len(L.parent) + 16), 3), np.int64)
             n_rec = 0
         k_next, n_rec, n_seq = _scan(
@@ -389,28 +400,83 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
     return result
 
 
+class _RowBlocks:
+    """A stored call table's blocks read in ascending order, each decoded once and dropped when
+    the scan has passed it: ``first``, ``last``, ``flags``, ``method`` and, from the block alone,
+    ``parent`` and ``end``."""
+
+    NAMES = ("first", "last", "flags", "method")
+
+    def __init__(self, calls) -> None:
+        self.stored = calls._stored
+        self.starts = np.asarray(self.stored.starts, np.int64)
+        self.blocks: dict[int, dict[str, np.ndarray]] = {}
+
+    def block_of(self, row: int) -> int:
+        return int(np.searchsorted(self.starts, row, side="right")) - 1
+
+    def get(self, b: int) -> dict[str, np.ndarray]:
+        got = self.blocks.get(b)
+        if got is None:
+            lo, hi = int(self.starts[b]), int(self.starts[b + 1])
+            got = {name: self.stored.decode_rows(name, lo, hi) for name in self.NAMES}
+            got.update(self.stored.block_links(b))
+            self.blocks[b] = got
+        return got
+
+    def rows(self, name: str, lo: int, hi: int) -> np.ndarray:
+        b0, b1 = self.block_of(lo), self.block_of(hi - 1)
+        parts = [self.get(b)[name] for b in range(b0, b1 + 1)]
+        whole = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        base = int(self.starts[b0])
+        return whole[lo - base:hi - base]
+
+    def end_of(self, row: int) -> int:
+        b = self.block_of(row)
+        return int(self.get(b)["end"][row - int(self.starts[b])])
+
+    def forget_before(self, row: int) -> None:
+        b = self.block_of(row)
+        for old in [k for k in self.blocks if k < b]:
+            del self.blocks[old]
+
+
 def _row_windows(calls, rows: np.ndarray):
-    """``(lo, rows - lo, columns)`` for groups of ``rows`` (ascending), ``columns`` being
-    ``first``, ``last``, ``end`` (local) and ``flags`` of rows ``[lo, stop)`` that hold the
-    groups' subtrees: a scan reads the blocks around the method's calls, never the thread's whole
-    columns (four of them are 7 GB on a 225 M-call thread). Nested calls (recursion) share a
-    group, groups hold about :data:`GROUP_ROWS` rows. ``(0, rows, None)`` when the columns are in
-    memory already."""
-    if calls._stored is None or all(calls.is_decoded(n) for n in ("first", "last", "end", "flags")):
-        yield 0, rows, None
+    """``(lo, rows - lo, columns, about)`` for groups of ``rows`` (ascending): ``columns`` are
+    ``first``, ``last``, ``end`` (local) and ``flags`` of rows ``[lo, stop)``, which hold the
+    group's subtrees, and ``about`` the group's own ``first``, ``last`` and callers (the method of
+    each call's parent, 0 at the top). A scan reads the blocks around the method's calls once
+    each, never the thread's whole columns (four of them are 7 GB on a 225 M-call thread).
+    Nested calls (recursion) share a group; groups hold about :data:`GROUP_ROWS` rows. One group
+    of whole columns when they are in memory already."""
+    if calls._stored is None or all(calls.is_decoded(n) for n in ("first", "last", "end", "flags", "parent")):
+        first, last = np.asarray(calls.first), np.asarray(calls.last)
+        parent = np.asarray(calls.parent, np.int64)[rows]
+        callers = np.zeros(len(rows), np.int64)
+        callers[parent >= 0] = np.asarray(calls.method)[parent[parent >= 0]]
+        columns = (first, last, np.asarray(calls.end), np.asarray(calls.flags))
+        yield 0, rows, columns, (first[rows], last[rows], callers)
         return
-    ends = calls.values_at("end", rows)
+    blocks = _RowBlocks(calls)
     i, n = 0, len(rows)
     while i < n:
-        lo, stop = int(rows[i]), int(ends[i])
+        lo = int(rows[i])
+        blocks.forget_before(lo)
+        stop = blocks.end_of(lo)
         j = i + 1
-        while j < n and (rows[j] < stop or ends[j] - lo <= GROUP_ROWS):
-            stop = max(stop, int(ends[j]))
+        while j < n and (rows[j] < stop or rows[j] - lo < GROUP_ROWS):
+            stop = max(stop, blocks.end_of(int(rows[j])))
             j += 1
-        columns = tuple(np.ascontiguousarray(calls.window(name, lo, stop, keep=False)) for name in
-                        ("first", "last", "end", "flags"))
-        columns = (columns[0], columns[1], columns[2].astype(np.int64) - lo, columns[3])
-        yield lo, rows[i:j] - lo, columns
+        local = rows[i:j] - lo
+        first, last, end, flags = (blocks.rows(name, lo, stop) for name in ("first", "last", "end", "flags"))
+        parent = blocks.rows("parent", lo, stop)[local]
+        inside = parent >= lo
+        callers = np.zeros(len(local), np.int64)
+        callers[inside] = blocks.rows("method", lo, stop)[parent[inside] - lo]
+        before = parent[(parent >= 0) & ~inside]
+        if len(before):           # a parent in a block already passed
+            callers[(parent >= 0) & ~inside] = calls.values_at("method", before)
+        yield lo, local, (first, last, end.astype(np.int64) - lo, flags), (first[local], last[local], callers)
         i = j
 
 
@@ -449,21 +515,22 @@ def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
     m = _Method(analysis, method, loops)
     parts = selected if selected is not None else method_rows(analysis, method)
     threads, rows, sigs, blocks, bcs, excs, lcall, lid, liters = [], [], [], [], [], [], [], [], []
+    firsts, lasts, callers = [], [], []
     skipped = 0
     decoded = 0
     offset = 0
     with ThreadPoolExecutor(max_workers=2) as pool:
         total = sum(len(r) for _t, r in parts)
         done = 0
+
         def windows():
             for thread, trows in parts:
-                trows = np.sort(trows)
-                events = _thread_window(analysis, thread, thread.calls.values_at("first", trows),
-                                        thread.calls.values_at("last", trows))
-                for lo, wrows, columns in _row_windows(thread.calls, trows):
-                    yield thread, events, lo, wrows, columns
+                events = _Window(stream_index(analysis, thread), None)
+                for lo, wrows, columns, about in _row_windows(thread.calls, np.sort(trows)):
+                    events.needed = _needed(events.index, about[0], about[1])
+                    yield thread, events, lo, wrows, columns, about
 
-        for thread, events, lo, wrows, columns in windows():
+        for thread, events, lo, wrows, columns, about in windows():
             report = None if progress is None else (lambda k, _n, base=done: progress(base + k, total))
             sig, nb, bc, exc, loops_rec, skip, dec = _scan_thread(analysis, thread, wrows, m, pool,
                                                                   progress=report, cancelled=cancelled,
@@ -480,6 +547,9 @@ def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
             blocks.append(nb[keep])
             bcs.append(bc[keep])
             excs.append(exc[keep])
+            firsts.append(about[0][keep])
+            lasts.append(about[1][keep])
+            callers.append(about[2][keep])
             if len(loops_rec):
                 lr = loops_rec[keep[loops_rec[:, 0]]]
                 lcall.append(index[lr[:, 0]] + offset)
@@ -491,7 +561,8 @@ def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
         return np.concatenate(parts_).astype(dtype) if parts_ else np.zeros(0, dtype)
     return CallScan(cat(threads, np.int64), cat(rows, np.int64), cat(sigs, np.uint64), cat(blocks, np.int64),
                     cat(bcs, np.int64), cat(excs, np.int8), cat(lcall, np.int64), cat(lid, np.int64),
-                    cat(liters, np.int64), skipped, decoded)
+                    cat(liters, np.int64), skipped, decoded, first=cat(firsts, np.int64), last=cat(lasts, np.int64),
+                    caller=cat(callers, np.int64))
 
 
 @dataclass

@@ -80,20 +80,13 @@ def _compute(analysis: Analysis, method: int, cfg: Cfg, progress=None, cancelled
     scan = scan_calls(analysis, method, cfg.loop_tables(), parts, progress, cancelled)
     n = len(scan.row)
     nanos = np.zeros(n, np.float64)
-    callers = np.zeros(n, np.int64)
+    callers = scan.caller
     by_thread = {t.index: t for t, _rows in parts}
     for index, thread in by_thread.items():
         sel = np.flatnonzero(scan.thread == index)
         if not len(sel):
             continue
-        rows = scan.row[sel]
-        calls = thread.calls
-        first = calls.values_at("first", rows)
-        last = calls.values_at("last", rows)
-        nanos[sel] = thread.times(last) - thread.times(first)
-        parent = calls.values_at("parent", rows).astype(np.int64)
-        has = parent >= 0
-        callers[sel[has]] = calls.values_at("method", parent[has])
+        nanos[sel] = thread.times(scan.last[sel]) - thread.times(scan.first[sel])
     # Variants: one per signature, exceptional ends apart (the signature's exit pseudo-block says
     # it, this keeps the flag at hand).
     sigs, inverse = np.unique(scan.sig, return_inverse=True)

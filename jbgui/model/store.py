@@ -421,7 +421,12 @@ class StoredColumns:
                 del cache[trees[0]]
         return got
 
-    def _block_tree(self, i: int, keep: bool = True) -> dict[str, np.ndarray]:
+    def block_links(self, i: int) -> dict[str, np.ndarray]:
+        """``parent`` and ``end`` of block ``i``'s rows (:meth:`block_tree` without the inclusive
+        counts, which cost decoding another column), not kept: for passes over a thread."""
+        return self._block_tree(i, keep=False, incl=False)
+
+    def _block_tree(self, i: int, keep: bool = True, incl: bool = True) -> dict[str, np.ndarray]:
         base, top = int(self.starts[i]), int(self.starts[i + 1])
         depth = np.ascontiguousarray(self.window("depth", base, top) if keep else
                                      self.decode_rows("depth", base, top), np.int64)
@@ -439,6 +444,8 @@ class StoredColumns:
         end[end < 0] = top
         if len(end) and (end.min() <= 0 or (end <= np.arange(base, top)).any() or end.max() > self.rows):
             raise CacheDamaged(f"{self.directory}: block {i}: a call's end is unknown or out of range")
+        if not incl:
+            return {"parent": parent, "end": end}
         own = self._own_block("incl_bytecodes", base, top)
         incl = np.empty_like(own)
         prow, pval = self.patches.get("incl_bytecodes", (np.zeros(0, np.int64), np.zeros(0, np.int64)))
@@ -467,7 +474,9 @@ class StoredColumns:
             return np.zeros(0, np.int64)
         b0 = int(np.searchsorted(self.starts, lo, side="right")) - 1
         b1 = int(np.searchsorted(self.starts, hi, side="left"))
-        parts = [(self.block_tree(i) if keep else self._block_tree(i, keep=False))[name] for i in range(b0, b1)]
+        incl = name == "incl_bytecodes"
+        parts = [(self.block_tree(i) if keep else self._block_tree(i, keep=False, incl=incl))[name]
+                 for i in range(b0, b1)]
         whole = parts[0] if len(parts) == 1 else np.concatenate(parts)
         base = int(self.starts[b0])
         return whole[lo - base:hi - base]

@@ -469,7 +469,7 @@ def test_a_method_s_call_scan_by_windows_of_rows_equals_the_whole_columns(record
     monkeypatch.setattr(B, "GROUP_ROWS", 300)
     windowed, whole = Analysis.open(trace), Analysis.open(trace)
     for t in whole.threads:
-        for name in ("first", "last", "end", "flags", "method"):
+        for name in ("first", "last", "end", "flags", "method", "parent"):
             getattr(t.calls, name)
     counts: dict[int, int] = {}
     for t in whole.threads:
@@ -490,13 +490,24 @@ def test_a_method_s_call_scan_by_windows_of_rows_equals_the_whole_columns(record
         got = B.scan_calls(windowed, m, loops)
         want = B.scan_calls(whole, m, loops)
         for field in ("thread", "row", "sig", "own_blocks", "own_bytecodes", "exceptional", "loop_call", "loop_id",
-                      "loop_iters"):
+                      "loop_iters", "first", "last", "caller"):
             assert np.array_equal(getattr(got, field), getattr(want, field)), (m, field)
         assert got.skipped == want.skipped
         for t in windowed.threads:
             rows = np.sort(B._rows_of_method(t.calls, m))
             windows += sum(1 for _ in B._row_windows(t.calls, rows)) if len(rows) else 0
     assert windows > len(chosen)          # windows of rows were read, not whole columns
+    for t in whole.threads:               # and the whole columns' first, last and callers are the table's
+        m = chosen[0]
+        scan = B.scan_calls(whole, m)
+        sel = scan.thread == t.index
+        rows = scan.row[sel]
+        if not len(rows):
+            continue
+        parent = np.asarray(t.calls.parent)[rows]
+        assert np.array_equal(scan.first[sel], np.asarray(t.calls.first)[rows])
+        assert np.array_equal(scan.last[sel], np.asarray(t.calls.last)[rows])
+        assert np.array_equal(scan.caller[sel], np.where(parent >= 0, np.asarray(t.calls.method)[parent], 0))
     # A call's set of edges is its own whatever thread the call before it ran on (the sets were
     # told apart by the call's number within its thread, so a second thread's calls saw the first
     # thread's edges as seen and lost them from their signatures).
