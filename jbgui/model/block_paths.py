@@ -407,10 +407,12 @@ class _RowBlocks:
 
     NAMES = ("first", "last", "flags", "method")
 
-    def __init__(self, calls) -> None:
+    def __init__(self, calls, rows: np.ndarray) -> None:
         self.stored = calls._stored
         self.starts = np.asarray(self.stored.starts, np.int64)
         self.blocks: dict[int, dict[str, np.ndarray]] = {}
+        self.scanned = rows               # the rows scanned (ascending), and their ends once read
+        self.ends = np.full(len(rows), -1, np.int64)
 
     def block_of(self, row: int) -> int:
         return int(np.searchsorted(self.starts, row, side="right")) - 1
@@ -422,7 +424,17 @@ class _RowBlocks:
             got = {name: self.stored.decode_rows(name, lo, hi) for name in self.NAMES}
             got.update(self.stored.block_links(b))
             self.blocks[b] = got
+            a, z = np.searchsorted(self.scanned, [lo, hi])
+            self.ends[a:z] = got["end"][self.scanned[a:z] - lo]
         return got
+
+    def ends_of(self, i: int, j: int) -> np.ndarray:
+        """The ends of the scanned rows ``[i, j)`` (reading the blocks that hold them)."""
+        unknown = self.scanned[i:j][self.ends[i:j] < 0]
+        if len(unknown):
+            for b in np.unique(np.searchsorted(self.starts, unknown, side="right") - 1).tolist():
+                self.get(b)
+        return self.ends[i:j]
 
     def rows(self, name: str, lo: int, hi: int) -> np.ndarray:
         b0, b1 = self.block_of(lo), self.block_of(hi - 1)
@@ -430,10 +442,6 @@ class _RowBlocks:
         whole = parts[0] if len(parts) == 1 else np.concatenate(parts)
         base = int(self.starts[b0])
         return whole[lo - base:hi - base]
-
-    def end_of(self, row: int) -> int:
-        b = self.block_of(row)
-        return int(self.get(b)["end"][row - int(self.starts[b])])
 
     def forget_before(self, row: int) -> None:
         b = self.block_of(row)
@@ -457,16 +465,19 @@ def _row_windows(calls, rows: np.ndarray):
         columns = (first, last, np.asarray(calls.end), np.asarray(calls.flags))
         yield 0, rows, columns, (first[rows], last[rows], callers)
         return
-    blocks = _RowBlocks(calls)
+    blocks = _RowBlocks(calls, rows)
     i, n = 0, len(rows)
     while i < n:
         lo = int(rows[i])
         blocks.forget_before(lo)
-        stop = blocks.end_of(lo)
-        j = i + 1
-        while j < n and (rows[j] < stop or rows[j] - lo < GROUP_ROWS):
-            stop = max(stop, blocks.end_of(int(rows[j])))
-            j += 1
+        # the rows before the limit, whose subtrees may push it further (nested calls)
+        limit = lo + GROUP_ROWS
+        while True:
+            j = max(int(np.searchsorted(rows, limit)), i + 1)
+            stop = int(blocks.ends_of(i, j).max())
+            if stop <= limit:
+                break
+            limit = stop
         local = rows[i:j] - lo
         first, last, end, flags = (blocks.rows(name, lo, stop) for name in ("first", "last", "end", "flags"))
         parent = blocks.rows("parent", lo, stop)[local]
