@@ -11,9 +11,10 @@ from PySide6.QtWidgets import QHeaderView, QTreeView, QVBoxLayout, QWidget
 
 from jbgui.model import cct as CCT
 from jbgui.model import merged_tree as MT
+from jbgui.ui import colors
 from jbgui.ui.aggregate_state import AggregateState, LazyReload
 from jbgui.ui.format import format_count
-from jbgui.ui.merged_tree_view import MATCH_BRUSH, format_weight
+from jbgui.ui.merged_tree_view import format_weight
 from jbgui.ui.selection import Selection
 
 HEADERS = ("Method / called by", "Self %", "Self", "Calls")
@@ -122,7 +123,7 @@ class CallersModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and c > 0:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.BackgroundRole and c == 0 and self.state.matches(name):
-            return MATCH_BRUSH
+            return colors.search_row_brush()
         if role == Qt.ItemDataRole.ToolTipRole and c == 0:
             return " ← ".join(self.state.name(k) for k in p.keys)
         return None

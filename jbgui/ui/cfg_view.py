@@ -26,9 +26,6 @@ from jbgui.ui.format import format_count
 from jbgui.ui.selection import CallRef, Selection
 from jbgui.ui.tasks import Task
 
-EXCEPTION_COLOR = QColor("#c03030")
-BACK_COLOR = QColor("#3050c0")
-NEVER_COLOR = QColor("#9a9a9a")
 
 
 class BlockItem(QGraphicsRectItem):
@@ -200,7 +197,9 @@ class CfgView(QWidget):
         if cfg is None or lay is None:
             return
         dark = colors.is_dark()
-        ink = QColor("#e0e0e0") if dark else QColor("#202020")
+        ink = colors.qcolor(colors.CFG_INK, dark)
+        exception_color, back_color = colors.qcolor(colors.CFG_EXCEPTION), colors.qcolor(colors.CFG_BACK)
+        never_color = colors.qcolor(colors.CFG_NEVER)
         hottest = max(int(cfg.counts.max()) if cfg.n_blocks else 0, 1)
         top_edge = max([e.count for e in cfg.edges] + [1])
         font = QFont("monospace")
@@ -221,10 +220,10 @@ class CfgView(QWidget):
             for i in range(0, len(pts) - 2, 3):
                 path.cubicTo(QPointF(*pts[i]), QPointF(*pts[i + 1]), QPointF(*pts[i + 2]))
             width = 0.8 + 4.2 * math.sqrt(e.count / top_edge) if e.count else 0.8
-            color = EXCEPTION_COLOR if e.kind == EXCEPTION else BACK_COLOR if e.kind == BACK else ink
+            color = exception_color if e.kind == EXCEPTION else back_color if e.kind == BACK else ink
             pen = QPen(color, width)
             if e.count == 0:
-                pen.setColor(NEVER_COLOR)
+                pen.setColor(never_color)
                 pen.setStyle(Qt.PenStyle.DashLine)
             if e.kind == EXCEPTION:
                 pen.setStyle(Qt.PenStyle.DotLine)
@@ -253,9 +252,9 @@ class CfgView(QWidget):
                 pen = QPen(colors.heat_color(heat, dark), 1.6)
             else:
                 item.setBrush(QBrush(Qt.BrushStyle.NoBrush))
-                pen = QPen(NEVER_COLOR, 1.2, Qt.PenStyle.DashLine)
+                pen = QPen(never_color, 1.2, Qt.PenStyle.DashLine)
             if cfg.handler[b]:
-                pen.setColor(EXCEPTION_COLOR)
+                pen.setColor(exception_color)
             item.setPen(pen)
             item.setToolTip(f"block #{b}: offsets [{cfg.first_offset[b]}, {cfg.last_offset[b]}), "
                             f"lines {cfg.lines[b] or '?'}, {cfg.bytecodes[b]} bytecodes, ran {count:,} times"
@@ -265,7 +264,7 @@ class CfgView(QWidget):
             label = QGraphicsSimpleTextItem(f"#{b}  @{cfg.first_offset[b]}\nline {cfg.lines[b] or '?'}\n×{format_count(count)}",
                                             item)
             label.setFont(font)
-            label.setBrush(QBrush(NEVER_COLOR if count == 0 else ink))
+            label.setBrush(QBrush(never_color if count == 0 else ink))
             r = label.boundingRect()
             # dot sized the box for its own font metrics: shrink the text to fit when Qt's are wider
             fit = min(1.0, (box.width - 4) / max(r.width(), 1), (box.height - 2) / max(r.height(), 1))
@@ -306,7 +305,7 @@ class CfgView(QWidget):
         if item is None:
             return
         item.setData(2, QPen(item.pen()))
-        item.setPen(QPen(QColor("#ff8c00"), 3.5))
+        item.setPen(QPen(colors.qcolor(colors.CFG_SELECTED), 3.5))
         if center:
             self.view.centerOn(item)
 

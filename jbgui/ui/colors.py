@@ -13,7 +13,7 @@ import colorsys
 import zlib
 
 import numpy as np
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from jbgui.model.analysis import Flag
@@ -62,11 +62,31 @@ LANE_TEXT = ("#202020", "#e8e8e8")
 INTERPOLATED_HATCH = ("#5f4b00", "#ffe082")      # hatching over calls whose times are interpolated
 RANGE_FILL = ("#1e88e5", "#90caf9")              # the selected time range (drawn translucent)
 SEARCH_MATCH = ("#ffd600", "#ffd600")            # calls and frames that match the search
+MERGED_FRAMES = ("#c8c8c8", "#5a5a5a")           # a flame graph's frames too narrow to draw alone, as one
+# The control-flow graph: exception edges, back edges (loops), what never ran, ordinary ink, the
+# selected block's outline.
+CFG_EXCEPTION = ("#c03030", "#ef6c6c")
+CFG_BACK = ("#3050c0", "#7f9cff")
+CFG_NEVER = ("#9a9a9a", "#7a7a7a")
+CFG_INK = ("#202020", "#e0e0e0")
+CFG_SELECTED = ("#ff8c00", "#ff8c00")
+# The message banner over the views: (fill, border) of an error and of a warning, and its text.
+# Light in both palettes, so it stands out of a dark window too.
+BANNER = {"error": ("#fdecea", "#c62828"), "warning": ("#fff8e1", "#f9a825")}
+BANNER_TEXT = "#202020"
 ERROR_TEXT = ("#c62828", "#ff8a80")
 MUTED_TEXT = ("#555555", "#a0a0a0")
 EMPTY_BAR = ("#e0e0e0", "#3a3a3a")
 SOURCE_TEXT = ("#2e6b30", "#81c784")
 SITE_KIND_TEXT = {"native": "#757575", "untraced": "#9e9e9e", "invokedynamic": "#6a1b9a"}
+
+
+def search_row_brush() -> QBrush:
+    """The background of a table row that matches the search: the search colour, translucent so
+    the row's text and selection stay readable."""
+    color = qcolor(SEARCH_MATCH)
+    color.setAlpha(110)
+    return QBrush(color)
 
 
 def pick(pair: tuple[str, str], dark: bool | None = None) -> str:

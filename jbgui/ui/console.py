@@ -46,7 +46,7 @@ def _last_lines(text: str, count: int) -> str:
 
 def error_color() -> QColor:
     """The colour of error text in the current palette (light or dark)."""
-    return QColor("#ff8a80") if colors.is_dark() else QColor("#c62828")
+    return colors.qcolor(colors.ERROR_TEXT)
 
 
 def progress_text(p: Mapping) -> str:

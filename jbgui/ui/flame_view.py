@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
+from PySide6.QtGui import QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QToolTip, QVBoxLayout, QWidget,
 )
@@ -22,7 +22,6 @@ from jbgui.ui.merged_tree_view import format_weight
 from jbgui.ui.selection import CallRef, Selection
 
 ROW_HEIGHT = 18
-MERGED_COLOR = QColor("#c8c8c8")
 
 
 class FlameCanvas(QWidget):
@@ -103,16 +102,18 @@ class FlameCanvas(QWidget):
             sel = (slots == slot) & ~match
             if not sel.any():
                 continue
-            p.setBrush(MERGED_COLOR if slot < 0 else self.palette_[int(slot)])
+            p.setBrush(colors.qcolor(colors.MERGED_FRAMES) if slot < 0 else self.palette_[int(slot)])
             p.drawRects([QRectF(x, y, w, ROW_HEIGHT - 1) for x, y, w in zip(xs[sel], ys[sel], ws[sel])])
         if match.any():
             p.setBrush(colors.qcolor(colors.SEARCH_MATCH))
             p.drawRects([QRectF(x, y, w, ROW_HEIGHT - 1) for x, y, w in zip(xs[match], ys[match], ws[match])])
-        # labels where they fit
-        p.setPen(QPen(QColor("#000000")))
+        # labels where they fit, black or white by the brightness of their frame's fill
         fm = QFontMetrics(p.font())
         wide = np.flatnonzero((ws > 30) & (keys != flame.MERGED_KEY))
         for i in wide:
+            fill = (colors.qcolor(colors.SEARCH_MATCH) if match[i] else self.palette_[int(slots[i])] if slots[i] >= 0
+                    else colors.qcolor(colors.MERGED_FRAMES))
+            p.setPen(QPen(colors.text_color_for(fill)))
             name = self.state.name(int(keys[i]))
             short = name.split("(", 1)[0]
             short = ".".join(short.split(".")[-2:])

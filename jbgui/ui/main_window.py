@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from jbgui import __version__
 from jbgui.model.analysis import user_cache_base
+from jbgui.ui import colors
 from jbgui.ui import settings as S
 from jbgui.ui.calltree_view import CallTreeView
 from jbgui.ui.console import ConsolePane, RunController
@@ -58,10 +59,9 @@ class MessageBanner(QWidget):
         self.hide()
 
     def show_message(self, text: str, error: bool = True) -> None:
-        color = "#fdecea" if error else "#fff8e1"
-        border = "#c62828" if error else "#f9a825"
+        color, border = colors.BANNER["error" if error else "warning"]
         self.setStyleSheet(f"MessageBanner {{ background: {color}; border-bottom: 2px solid {border}; }}"
-                           "QLabel { color: #202020; }")
+                           f"QLabel {{ color: {colors.BANNER_TEXT}; }}")
         self.label.setText(text)
         self.show()
 

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
-from PySide6.QtGui import QAction, QBrush, QColor
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHeaderView, QMenu, QTreeView, QVBoxLayout, QWidget
 
 from jbgui.model import cct as CCT
 from jbgui.model import merged_tree as MT
 from jbgui.model import transforms as TR
+from jbgui.ui import colors
 from jbgui.ui.aggregate_state import AggregateState, LazyReload
 from jbgui.ui.format import format_count, format_duration
 from jbgui.ui.selection import Selection
 
 HEADERS = ("Method", "Total %", "Total", "Self", "Calls")
-MATCH_BRUSH = QBrush(QColor(255, 235, 59, 110))
 
 
 def format_weight(weight: str, value: float) -> str:
@@ -118,7 +118,7 @@ class MergedTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and c > 0:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.BackgroundRole and c == 0 and self.state.matches(self.state.name(int(self.tree.key[node]))):
-            return MATCH_BRUSH
+            return colors.search_row_brush()
         if role == Qt.ItemDataRole.ToolTipRole and c == 0:
             return self.state.name(int(self.tree.key[node]))
         return None

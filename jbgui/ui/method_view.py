@@ -36,7 +36,6 @@ from jbgui.ui.selection import CallRef, Selection
 from jbgui.ui.tasks import Task
 
 MAX_SOURCE_LINES_PER_BLOCK = 6
-SELECTED_BLOCK_COLOR = "#ff8c00"   # the CFG view's outline of the selected block
 
 
 class MethodView(QWidget):
@@ -240,7 +239,7 @@ class MethodView(QWidget):
             bar = colors.heat_color(heat, dark).name() if n else colors.pick(colors.EMPTY_BAR, dark)
             tint = colors.heat_tint(heat, dark).name() if n else ""
             if b.index == self.selected_block:
-                bar = SELECTED_BLOCK_COLOR   # the CFG's outline colour: the same block in both views
+                bar = colors.pick(colors.CFG_SELECTED)   # the CFG's outline colour: the same block in both views
             title = f"<a name='b{b.index}'></a><a href='block:{b.index}'><b>#{b.index}</b></a> &nbsp;<code>[{b.start}, {b.end})</code>"
             if b.lines:
                 title += f" &nbsp;line{'s' if len(b.lines) > 1 else ''} {_line_ranges(b.lines)}"

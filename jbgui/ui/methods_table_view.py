@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
-from PySide6.QtGui import QAction, QBrush, QColor
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMenu, QTableView, QVBoxLayout,
     QWidget,
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 from jbgui.model import cct as CCT
 from jbgui.model import methods_table as MTab
 from jbgui.model import transforms as TR
+from jbgui.ui import colors
 from jbgui.ui.aggregate_state import AggregateState, LazyReload
 from jbgui.ui.format import format_count, format_duration
 from jbgui.ui.selection import Selection
@@ -27,7 +28,6 @@ HEADERS = (("Name", None), ("Calls", "calls"), ("Self", "self_bytecodes"), ("Sel
            ("Thrown", "thrown"), ("Caught", "caught"))
 SHARE_COLUMNS = (3, 5)
 TIME_COLUMNS = (8, 9)
-MATCH_BRUSH = QBrush(QColor(255, 235, 59, 110))
 
 
 class MethodsModel(QAbstractTableModel):
@@ -115,7 +115,7 @@ class MethodsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole and c == 0:
             return self.table.names[int(self.rows[r])]
         if role == Qt.ItemDataRole.BackgroundRole and c == 0 and self.state.matches(self.table.names[int(self.rows[r])]):
-            return MATCH_BRUSH
+            return colors.search_row_brush()
         return None
 
     def key(self, row: int) -> int:

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from jbgui.model.method_names import resolve_methods
 from jbgui.ui.main_window import MainWindow
-from jbgui.ui.method_view import SELECTED_BLOCK_COLOR
+from jbgui.ui import colors
 from jbgui.ui.selection import CallRef
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
@@ -55,8 +55,8 @@ def test_a_block_clicked_in_either_view_is_selected_in_the_other(qtbot, trace):
     assert not mv.browser.anchorAt(inside) and mv.block_at(inside) == 2
     qtbot.mouseClick(mv.browser.viewport(), Qt.MouseButton.LeftButton, pos=inside)
     assert seen[-1] == (mid, 2, mv)
-    assert cfg.selected_block == 2 and cfg.items[2].pen().color().name() == SELECTED_BLOCK_COLOR
-    assert mv.selected_block == 2 and SELECTED_BLOCK_COLOR in mv.browser.toHtml()
+    assert cfg.selected_block == 2 and cfg.items[2].pen().color().name() == colors.pick(colors.CFG_SELECTED)
+    assert mv.selected_block == 2 and colors.pick(colors.CFG_SELECTED) in mv.browser.toHtml()
 
     # the "#0" link of block 0 does the same
     link = mv.block_position(0)
@@ -70,6 +70,6 @@ def test_a_block_clicked_in_either_view_is_selected_in_the_other(qtbot, trace):
     assert mv.selected_block == 1 and cfg.selected_block == 1
     # and block 1 is the one drawn with the selection bar
     html = mv.browser.toHtml()
-    assert html.count(SELECTED_BLOCK_COLOR) == 1
+    assert html.count(colors.pick(colors.CFG_SELECTED)) == 1
     # (each block's bar cell comes just before its anchor: block 1's lies between b0's and b1's)
-    assert html.index('name="b0"') < html.index(SELECTED_BLOCK_COLOR) < html.index('name="b1"')
+    assert html.index('name="b0"') < html.index(colors.pick(colors.CFG_SELECTED)) < html.index('name="b1"')

@@ -38,3 +38,17 @@ def test_kinds_win_over_the_package_hue(qapp):
     hues = np.array([0, 3, 5])
     slots = colors.call_slots(np.array([1, 2, 2, 1]), np.array([0, int(Flag.EXCEPTIONAL), int(Flag.NATIVE), 0]), hues)
     assert slots.tolist() == [3, colors.EXCEPTIONAL, colors.NATIVE, 3]
+
+
+def test_every_colour_is_named_in_the_palette():
+    """One owner per concept: a colour literal outside the palette module (and the style's dark
+    Qt palette) is a colour the palette cannot keep apart from the others."""
+    import re
+    from pathlib import Path
+
+    import jbgui.ui as ui
+    literal = re.compile(r"""["']#[0-9a-fA-F]{6}["']|QColor\(\s*\d""")
+    found = [f"{path.name}:{n}: {line.strip()}"
+             for path in sorted(Path(ui.__file__).parent.glob("*.py")) if path.name not in ("colors.py", "style.py")
+             for n, line in enumerate(path.read_text().splitlines(), 1) if literal.search(line)]
+    assert not found, "\n".join(found)
