@@ -14,6 +14,8 @@ or of ``--traces-dir``; never opened in place):
 - the explorer itself (offscreen), warm: open to the first painted timeline and the memory then,
   and the time and peak memory when every background task is done (the call tree reads its first
   thread's columns in the background);
+- reading the largest thread's call columns block by block (every 4th block, each column), as
+  the passes over a thread do;
 - peak resident memory of each of those processes;
 
 and for the bundled example, the first open after a fresh install: a new numba cache, then what
@@ -114,6 +116,20 @@ elif mode == "gui":
         task.wait(600)
     app.processEvents()
     out["all_done"] = time.perf_counter() - t
+elif mode == "reads":
+    # reading the call columns block by block, as the passes over a thread do: every 4th block of
+    # the largest thread, each column, without the block cache
+    from jbgui.model.analysis import Analysis
+    analysis = Analysis.open(path)
+    assert analysis.from_cache
+    calls = max(analysis.threads, key=lambda th: len(th.calls)).calls
+    starts = calls._stored.starts
+    for name in ("method", "call_site", "flags", "caller_block", "first", "last", "depth", "incl_bytecodes",
+                 "incl_blocks", "receiver"):
+        t = time.perf_counter()
+        for b in range(0, len(starts) - 1, 4):
+            calls.window(name, int(starts[b]), int(starts[b + 1]), keep=False)
+        out[name] = time.perf_counter() - t
 elif mode == "example":
     from jbgui.ui.loading import load_trace
     t = time.perf_counter()
@@ -174,6 +190,7 @@ def bench_trace(name: str, runs: int, code: Path = REPO, label: str = "this bran
     child("derive", trace, code=code)
     warm = [child("warm", trace, code=code) for _ in range(runs)]
     gui = [child("gui", trace, code=code) for _ in range(runs)] if code == REPO else []
+    reads = [child("reads", trace, code=code) for _ in range(runs)]
     trace_bytes = tree_size(trace / "events") + (trace / "static.xml").stat().st_size
     cache_bytes = tree_size(trace / "analysis")
     events = cold[0]["events"]
@@ -186,6 +203,7 @@ def bench_trace(name: str, runs: int, code: Path = REPO, label: str = "this bran
         "warm_open_s": median(warm, "open"), "warm_first_paint_s": median(warm, "first_paint"),
         "warm_rss_mb": median(warm, "rss_mb"),
     }
+    r["reads"] = {k: median(reads, k) for k in reads[0] if k not in ("rss_mb", "cpu_s")}
     if gui:
         r.update({"gui_paint_s": median(gui, "first_paint"), "gui_paint_rss_mb": median(gui, "paint_rss_mb"),
                   "gui_done_s": median(gui, "all_done"), "gui_rss_mb": median(gui, "rss_mb")})
@@ -278,6 +296,8 @@ def main() -> int:
               f"{r['cold_first_paint_s']:>9.2f}s{r['replay_meps']:>7.1f}{r['cold_rss_mb']:>7.0f}MB"
               f"{r['warm_open_s']:>9.2f}s{r['warm_first_paint_s']:>10.2f}s{r['warm_rss_mb']:>7.0f}MB")
         print(f"    largest cached files: {'; '.join(r['largest'])}")
+        print("    reading every 4th block of the largest thread, s: "
+              + ", ".join(f"{k} {v:.2f}" for k, v in r["reads"].items()) + f"; all {sum(r['reads'].values()):.2f}")
         if "gui_paint_s" in r:
             print(f"    explorer, warm: first timeline paint {r['gui_paint_s']:.2f} s at {r['gui_paint_rss_mb']:.0f} MB "
                   f"resident; every background task done (the call tree's first thread) {r['gui_done_s']:.2f} s, "

@@ -42,7 +42,7 @@ from jbgui.model.format.files import open_file
 from jbgui.model.statics import Statics, load_statics
 from jbgui.model.tracedir import TraceDir
 
-CACHE_FORMAT = 8
+CACHE_FORMAT = 9
 # meta.json larger than this is not one jbgui wrote.
 MAX_META_BYTES = 64 << 20
 # Rows in one stored block at most (the replay flushes its row buffer in blocks).
@@ -126,8 +126,8 @@ class CallTable:
                     elif name in S.OWN_COUNT:
                         self.__dict__[name] = self._stored.column(name, parent=self._tree_column("parent"))
                     else:
-                        first = self.__dict__.get("first") if name == "last" else None
-                        self.__dict__[name] = self._stored.column(name, first)
+                        ref = self.__dict__.get(S.REFERENCE[name]) if name in S.REFERENCE else None
+                        self.__dict__[name] = self._stored.column(name, ref)
             return self.__dict__[name]
         raise AttributeError(name)
 
