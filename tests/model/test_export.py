@@ -422,7 +422,13 @@ def test_csv_calls_table_equals_the_call_tables(threads, tmp_path):
         assert np.all(start[inner] >= start[parents[inner]]) and np.all(end[inner] <= end[parents[inner]])
         names = [f"{c}.{m}{d}" for c, m, d in zip(column(header, part, "class", str), column(header, part, "method", str),
                                                  column(header, part, "descriptor", str))]
-        assert names == [threads.call_name(t, row) for row in range(len(calls))]
+        expected_names = [threads.call_name(t, row) for row in range(len(calls))]
+        if names != expected_names:     # the row where they part, not two lists of thousands
+            row = next(r for r, (a, b) in enumerate(zip(names, expected_names)) if a != b)
+            pytest.fail(f"thread {t.name!r} row {row} of {len(calls)}: CSV {names[row]!r}, call_name "
+                        f"{expected_names[row]!r}; method {calls.at('method', row)} "
+                        f"(column {int(np.asarray(calls.method)[row])}), call site {calls.at('call_site', row)} "
+                        f"(column {int(np.asarray(calls.call_site)[row])}), flags {calls.at('flags', row)}")
         flags = column(header, part, "flags", str)
         assert flags == ["|".join(n for n, bit in E.FLAG_NAMES if f & bit) for f in np.asarray(calls.flags).tolist()]
 
