@@ -149,7 +149,10 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
     pages, and first touching hundreds of megabytes of small pages (page faults, reclaiming
     page cache) cost more than the merge itself on a busy machine."""
     n = len(parent)
-    anc = np.empty(n, np.int64)
+    # node ids, keys, depths and flags in 32 bits (as the cached trees hold them): the output is
+    # touched once, and each byte less is a page fault less on a tree of ten million nodes
+    idx = np.int32 if n < 2**31 - 1 else np.int64
+    anc = np.empty(n, idx)
     receives = np.zeros(n, np.bool_)
     pure_old = np.zeros(n, np.bool_)
     hashed = _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old)
@@ -159,16 +162,16 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
         size *= 2
     table_k = np.full(size, _EMPTY, np.int64)
     table_v = np.zeros(size, np.int64)
-    newid = np.empty(n, np.int64)
-    o_parent = np.empty(n, np.int64)
-    o_key = np.empty(n, np.int64)
-    o_depth = np.empty(n, np.int64)
+    newid = np.empty(n, idx)
+    o_parent = np.empty(n, idx)
+    o_key = np.empty(n, np.result_type(key.dtype, np.int32))
+    o_depth = np.empty(n, np.int32)
     o_calls = np.zeros(n, np.int64)
     o_incl = np.zeros((n, incl.shape[1]), np.int64)
     o_own = np.zeros((n, own.shape[1]), np.int64)
-    o_flags = np.zeros(n, np.int64)
+    o_flags = np.zeros(n, np.result_type(flags.dtype, np.int32))
     o_self = np.zeros((n, incl.shape[1]), np.int64)
-    o_same = np.full(n, -1, np.int64)
+    o_same = np.full(n, -1, idx)
     pure = np.zeros(n, np.bool_)
     m = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
                       table_k, table_v, newid, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self,
@@ -212,8 +215,9 @@ def _csr_in(parent, start, out):
 def _csr(parent):
     """Children lists in node order (a counting sort by parent)."""
     n = len(parent)
-    start = np.zeros(n + 1, np.int64)
-    out = np.empty(n - int(np.count_nonzero(np.asarray(parent) < 0)), np.int64)
+    idx = np.int32 if n < 2**31 - 1 else np.int64     # half the pages to touch (see _remerge)
+    start = np.zeros(n + 1, idx)
+    out = np.empty(n - int(np.count_nonzero(np.asarray(parent) < 0)), idx)
     _csr_in(parent, start, out)
     return start, out
 
