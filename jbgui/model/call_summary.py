@@ -12,7 +12,7 @@ import numpy as np
 
 from jbgui.model import derived
 
-CHUNK_ROWS = 1 << 24
+CHUNK_ROWS = 1 << 22
 FLAG_BITS = 16
 _FILE = "call_summary.npz"
 
@@ -34,18 +34,20 @@ def _summarize(method, flags, depth, counts, flag_counts, max_depth):
 
 
 def compute(calls) -> dict[str, np.ndarray]:
+    """One pass, a few million rows at a time, reading each piece from the store when the whole
+    column is not decoded already (``keep=False``): three whole columns of a thread of hundreds
+    of millions of calls would be gigabytes held for nothing after."""
     n = len(calls)
-    method = calls.method
-    top = 1
-    for lo in range(0, n, CHUNK_ROWS):
-        top = max(top, int(np.asarray(method[lo:lo + CHUNK_ROWS]).max()) + 1)
-    counts = np.zeros(top, np.int64)
+    counts = np.zeros(1, np.int64)
     flag_counts = np.zeros(FLAG_BITS, np.int64)
     max_depth = -1
     for lo in range(0, n, CHUNK_ROWS):
         hi = min(n, lo + CHUNK_ROWS)
-        max_depth = _summarize(np.asarray(method[lo:hi]), np.asarray(calls.flags[lo:hi]),
-                               np.asarray(calls.depth[lo:hi]), counts, flag_counts, max_depth)
+        method = np.asarray(calls.window("method", lo, hi, keep=False))
+        if len(method) and int(method.max()) >= len(counts):
+            counts = np.concatenate([counts, np.zeros(int(method.max()) + 1 - len(counts), np.int64)])
+        max_depth = _summarize(method, np.asarray(calls.window("flags", lo, hi, keep=False)),
+                               np.asarray(calls.window("depth", lo, hi, keep=False)), counts, flag_counts, max_depth)
     ids = np.flatnonzero(counts)
     return {"method_ids": ids.astype(np.int64), "method_calls": counts[ids], "flag_counts": flag_counts,
             "max_depth": np.array([max_depth], np.int64)}

@@ -573,3 +573,26 @@ def test_a_column_stored_by_call_site_decodes_to_its_values():
     back = np.empty_like(values)
     S._by_site(stored, site, back, False)
     assert np.array_equal(back, values)
+
+
+def test_call_summary_read_in_pieces_equals_the_whole_columns(recorded, tmp_path, monkeypatch):
+    """The per-thread summary reads the store a few rows at a time (here 1,000, so every thread
+    takes several pieces and the method ids grow between them) and never keeps a whole column;
+    its counts equal those of the whole columns."""
+    from jbgui.model import call_summary as CS
+    monkeypatch.setattr(CS, "CHUNK_ROWS", 1000)
+    analysis = Analysis.open(copy_trace(recorded, tmp_path / "t"))
+    checked = 0
+    for t in analysis.threads:
+        calls = t.calls
+        got = CS.compute(calls)
+        for name in ("method", "flags", "depth"):
+            assert not calls.is_decoded(name), name
+        method, flags, depth = (np.asarray(getattr(calls, n)) for n in ("method", "flags", "depth"))
+        ids, counts = np.unique(method[method > 0], return_counts=True)
+        assert got["method_ids"].tolist() == ids.tolist()
+        assert got["method_calls"].tolist() == counts.tolist()
+        assert got["flag_counts"].tolist() == [int(np.count_nonzero(flags & (1 << b))) for b in range(CS.FLAG_BITS)]
+        assert int(got["max_depth"][0]) == int(depth.max())
+        checked += len(calls) > 1000
+    assert checked >= 1
