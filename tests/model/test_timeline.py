@@ -225,3 +225,35 @@ def test_only_my_code_draws_the_shown_calls_at_their_depth_under_the_scope(aggre
     m.set_scope(None)
     again = tl.query(tl.t_min, tl.t_max, (tl.t_max - tl.t_min) / 2000)
     assert np.array_equal(again.row, before.row) and np.array_equal(again.depth, before.depth)
+
+
+def test_block_times_equal_numpy_interp_to_the_last_bit(model):
+    """The levels' pass times a block of calls by walking the clock samples (starts never
+    decrease, ends are found by galloping from the start): the same values as ``np.interp``,
+    bit for bit, on the real threads' calls and clocks and on synthetic clocks with calls before,
+    between, on and after the samples."""
+    from jbgui.model import timeline_lod as L
+
+    checked = 0
+    for tl in model.threads:
+        first, last = np.asarray(tl.calls.first), np.asarray(tl.calls.last)
+        if len(tl.pos) < 2 or not len(first):
+            continue
+        a, b = L.block_times(first, last, tl.pos, tl.nanos)
+        assert np.array_equal(a, np.interp(first.astype(np.float64), tl.pos, tl.nanos))
+        assert np.array_equal(b, np.interp(last.astype(np.float64) + 1.0, tl.pos, tl.nanos))
+        checked += 1
+    assert checked >= 1
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        m = int(rng.integers(2, 40))
+        pos = (np.cumsum(rng.integers(1, 500, m)) - int(rng.integers(0, 300))).astype(np.float64)
+        nanos = np.cumsum(rng.random(m) * 1e6)
+        n = int(rng.integers(1, 300))
+        first = np.sort(rng.integers(-100, int(pos[-1]) + 200, n)).astype(np.int32)
+        last = (first + rng.geometric(0.02, n) - 1).astype(np.int32)
+        last[:: max(n // 5, 1)] = int(pos[-1]) + 50     # some calls end after the last sample
+        last = np.maximum(last, first)
+        a, b = L.block_times(first, last, pos, nanos)
+        assert np.array_equal(a, np.interp(first.astype(np.float64), pos, nanos))
+        assert np.array_equal(b, np.interp(last.astype(np.float64) + 1.0, pos, nanos))
