@@ -131,20 +131,21 @@ class CallTable:
             return self.__dict__[name]
         raise AttributeError(name)
 
-    def window(self, name: str, lo: int, hi: int, keep: bool = True) -> np.ndarray:
+    def window(self, name: str, lo: int, hi: int, keep: bool = True, ref: np.ndarray | None = None) -> np.ndarray:
         """Rows ``[lo, hi)`` of a column, from the whole column when it is decoded already, else
         from the few blocks that hold them (kept in a small cache; ``parent``, ``end`` and
         ``incl_bytecodes`` too, each block's from that block alone, see
         :meth:`jbgui.model.store.StoredColumns.block_tree`): how views that show a region read a
         thread of any size. ``keep=False`` leaves the cache alone: a pass over a thread, block
-        after block, reads each once, and keeping them would only hold memory. Read only."""
+        after block, reads each once, and keeping them would only hold memory. Read only. ``ref``
+        (with ``keep=False``): see :meth:`jbgui.model.store.StoredColumns.decode_rows`."""
         whole = self.__dict__.get(name)
         if whole is not None or self._stored is None:
             return np.asarray(getattr(self, name))[max(lo, 0):hi]
         if not keep:
             if name in self._BLOCK_TREE:
                 return self._stored.tree_window(name, lo, hi, keep=False)
-            return self._stored.decode_rows(name, max(int(lo), 0), min(int(hi), self.rows))
+            return self._stored.decode_rows(name, max(int(lo), 0), min(int(hi), self.rows), ref=ref)
         return self._blocks(name, lo, hi)
 
     _BLOCK_TREE = ("parent", "end", "incl_bytecodes")

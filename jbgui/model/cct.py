@@ -120,12 +120,14 @@ def _exception_counts(exceptions, n: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return rows, thrown, caught
 
 
-def _read(calls, name: str, lo: int, hi: int) -> np.ndarray:
+def _read(calls, name: str, lo: int, hi: int, ref: np.ndarray | None = None) -> np.ndarray:
     """Rows ``[lo, hi)`` of a column: by blocks from a call table, or a slice of the arrays of the
-    row selections the flame graph and range statistics pass."""
+    row selections the flame graph and range statistics pass. ``ref``: the same rows of the
+    column ``name`` is stored against, read already (see :data:`jbgui.model.store.REFERENCE`)."""
     window = getattr(calls, "window", None)
     # a pass over the thread: each block once, not kept in the call table's cache
-    return window(name, lo, hi, keep=False) if window is not None else np.asarray(getattr(calls, name))[lo:hi]
+    return window(name, lo, hi, keep=False, ref=ref) if window is not None else \
+        np.asarray(getattr(calls, name))[lo:hi]
 
 
 def _chunks(calls) -> list[tuple[int, int]]:
@@ -174,7 +176,7 @@ def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=No
             grown_at[:len(at_depth)] = at_depth
             at_depth = grown_at
         first = _read(calls, "first", lo, hi)
-        last = _read(calls, "last", lo, hi)
+        last = _read(calls, "last", lo, hi, ref=first)
         if times is not None:
             spans = np.rint(times(last) - times(first)).astype(np.int64)
         else:
@@ -182,9 +184,9 @@ def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=No
         np.maximum(spans, 0, out=spans)
         e0, e1 = np.searchsorted(exc_rows, [lo, hi])
         # the columns as stored (no conversion: numba compiles the kernel for their dtypes)
-        _add_rows(sc, table_k, table_v, nodes, at_depth, lo,
-                  *(np.ascontiguousarray(_read(calls, name, lo, hi)) for name in
-                    ("method", "call_site", "flags")), depth,
+        site = np.ascontiguousarray(_read(calls, "call_site", lo, hi))
+        _add_rows(sc, table_k, table_v, nodes, at_depth, lo, np.ascontiguousarray(_read(calls, "method", lo, hi)),
+                  site, np.ascontiguousarray(_read(calls, "flags", lo, hi, ref=site)), depth,
                   *(np.ascontiguousarray(_read(calls, name, lo, hi)) for name in ("incl_bytecodes", "incl_blocks")),
                   spans, synthetic_mask, exc_rows[e0:e1], exc_thrown[e0:e1], exc_caught[e0:e1])
     used = int(sc[0])

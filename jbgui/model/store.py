@@ -480,10 +480,12 @@ class StoredColumns:
         _check_range(name, out, self.rows, self.directory)
         return out
 
-    def decode_rows(self, name: str, lo: int, hi: int) -> np.ndarray:
+    def decode_rows(self, name: str, lo: int, hi: int, ref: np.ndarray | None = None) -> np.ndarray:
         """Rows ``[lo, hi)`` of a stored column, decoding only the blocks that hold them (a
         call's subtree without decoding the thread's whole column). Not for the columns that
-        need a pass over the whole column (``parent``, ``end``, ``incl_bytecodes``)."""
+        need a pass over the whole column (``parent``, ``end``, ``incl_bytecodes``). ``ref``:
+        the same rows of the column this one is stored against (:data:`REFERENCE`), when the
+        caller has decoded them already and the rows are whole blocks (else it is decoded here)."""
         if name in DERIVED or name in OWN_COUNT:
             raise ValueError(f"{name} is not decoded by row range")
         lo, hi = max(int(lo), 0), min(int(hi), self.rows)
@@ -493,7 +495,10 @@ class StoredColumns:
         b1 = int(np.searchsorted(self.starts, hi, side="left"))
         base, top = int(self.starts[b0]), int(self.starts[b1])
         out = np.empty(top - base, self.dtypes[name])
-        ref = self.decode_rows(REFERENCE[name], base, top) if name in REFERENCE else None
+        if name not in REFERENCE:
+            ref = None
+        elif ref is None or (lo, hi) != (base, top) or len(ref) != top - base:
+            ref = self.decode_rows(REFERENCE[name], base, top)
         offsets = self.frames[name]
         with open(self.directory / f"{name}.zst", "rb", opener=_nofollow) as f:
             f.seek(int(offsets[b0]))

@@ -317,8 +317,11 @@ class Levels:
         mark_depth = np.zeros(len(marked), np.int64)
         for b in range(len(starts) - 1):
             lo, hi = int(starts[b]), int(starts[b + 1])
-            cols = {name: np.ascontiguousarray(calls.window(name, lo, hi, keep=False)) for name in
-                    ("first", "last", "depth", "method", "flags")}
+            cols = {"first": np.ascontiguousarray(calls.window("first", lo, hi, keep=False))}
+            # ``last`` is stored against ``first``: given it, it is not decoded a second time
+            cols["last"] = np.ascontiguousarray(calls.window("last", lo, hi, keep=False, ref=cols["first"]))
+            for name in ("depth", "method", "flags"):
+                cols[name] = np.ascontiguousarray(calls.window(name, lo, hi, keep=False))
             block_first[b] = cols["first"][0]
             t_first, t_end = block_times(cols["first"], cols["last"], self.pos, self.nanos)
             t_max = max(t_max, float(t_end.max()))

@@ -596,3 +596,29 @@ def test_call_summary_read_in_pieces_equals_the_whole_columns(recorded, tmp_path
         assert int(got["max_depth"][0]) == int(depth.max())
         checked += len(calls) > 1000
     assert checked >= 1
+
+
+def test_a_column_decoded_against_a_given_reference_equals_the_column(recorded, tmp_path, monkeypatch):
+    """Passes over a thread give ``last`` the ``first`` they read already (and ``flags`` the
+    ``call_site``), so the reference is not decoded twice: the same values, block by block; a
+    reference for rows that are not whole blocks is not trusted (decoded again)."""
+    monkeypatch.setattr(R, "ROWS_BUFFER", 256)     # many blocks per thread
+    analysis = Analysis.open(copy_trace(recorded, tmp_path / "t"))
+    blocks = 0
+    for t in analysis.threads:
+        stored = t.calls._stored
+        if stored is None:
+            continue
+        starts = stored.starts.tolist()
+        for lo, hi in zip(starts[:-1], starts[1:]):
+            for name, against in (("last", "first"), ("flags", "call_site")):
+                ref = stored.decode_rows(against, lo, hi)
+                assert np.array_equal(stored.decode_rows(name, lo, hi, ref=ref), stored.decode_rows(name, lo, hi))
+                assert np.array_equal(t.calls.window(name, lo, hi, keep=False, ref=ref),
+                                      np.asarray(getattr(t.calls, name))[lo:hi])
+            blocks += 1
+        if hi - starts[-2] > 2:
+            lo, hi = starts[-2] + 1, starts[-1]
+            wrong = np.zeros(hi - lo, stored.dtypes["first"])
+            assert np.array_equal(stored.decode_rows("last", lo, hi, ref=wrong), np.asarray(t.calls.last)[lo:hi])
+    assert blocks >= 1
