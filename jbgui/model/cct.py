@@ -24,7 +24,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from jbgui.model import derived
+from jbgui.model import clock_times, derived
 from jbgui.model import replay_kernel as K
 from jbgui.model.replay import Cancelled
 
@@ -142,11 +142,13 @@ def _chunks(calls) -> list[tuple[int, int]]:
 
 
 def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=None,
-            cancelled=None) -> dict[str, np.ndarray]:
+            cancelled=None, clock: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """The exact tree of one thread's call table. ``times(events)`` gives nanoseconds of event
     indices (the thread's clock; without it, time is counted in events); ``exceptions`` is the
     thread's exception table. Between chunks of calls, ``progress(rows done, rows)`` is told
-    and ``cancelled()`` asked (true: :class:`Cancelled` is raised).
+    and ``cancelled()`` asked (true: :class:`Cancelled` is raised). ``clock``: the samples
+    ``times`` interpolates (event indices, nanoseconds), for a whole thread's table, whose rows
+    are in start order: the same times, walked block by block (:mod:`jbgui.model.clock_times`).
 
     The calls are read a block of rows at a time (:meth:`jbgui.model.analysis.CallTable.window`):
     memory holds the tree and one block, never the thread's columns."""
@@ -177,7 +179,10 @@ def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=No
             at_depth = grown_at
         first = _read(calls, "first", lo, hi)
         last = _read(calls, "last", lo, hi, ref=first)
-        if times is not None:
+        if clock is not None:
+            t_first, t_last = clock_times.block_times(first, last, clock[0], clock[1], plus=0.0)
+            spans = np.rint(t_last - t_first).astype(np.int64)
+        elif times is not None:
             spans = np.rint(times(last) - times(first)).astype(np.int64)
         else:
             spans = (last - first).astype(np.int64)
@@ -214,7 +219,9 @@ def for_thread(thread, progress=None, cancelled=None) -> dict[str, np.ndarray]:
     calls = thread.calls
 
     def build() -> dict[str, np.ndarray]:
-        fields = compute(calls, K.F_NATIVE | K.F_UNTRACED, thread.times, thread.exceptions, progress, cancelled)
+        clock = np.asarray(thread.clock, np.float64)
+        fields = compute(calls, K.F_NATIVE | K.F_UNTRACED, thread.times, thread.exceptions, progress, cancelled,
+                         clock=(clock[:, 0], clock[:, 1]) if len(clock) >= 2 else None)
         stored = {name: values for name, values in fields.items() if name not in ("parent", "depth")}
         stored["parent_gap"] = np.arange(len(fields["parent"]), dtype=np.int64) - fields["parent"]
         return {**stored, "capped": np.array([False])}

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from jbgui.model import derived, store
+from jbgui.model import clock_times, derived, store
 
 WINDOW_ROWS = 1 << 20       # calls one screen of the finest level's resolution holds, on average
 SCREEN_PIXELS = 1600
@@ -184,62 +184,6 @@ def _times(events: np.ndarray, pos: np.ndarray, nanos: np.ndarray) -> np.ndarray
     return np.interp(events, pos, nanos)
 
 
-@numba.njit(cache=True, nogil=True)
-def _interp_at(x, j, pos, nanos):  # pragma: no cover - numba
-    """``np.interp(x, pos, nanos)`` given ``pos[j] <= x < pos[j + 1]`` (or ``x`` outside the
-    samples), with numpy's arithmetic, so the value is the same to the last bit."""
-    n = len(pos)
-    if x < pos[0]:
-        return nanos[0]
-    if x >= pos[n - 1]:
-        return nanos[n - 1]
-    if pos[j] == x:
-        return nanos[j]
-    slope = (nanos[j + 1] - nanos[j]) / (pos[j + 1] - pos[j])
-    return slope * (x - pos[j]) + nanos[j]
-
-
-@numba.njit(cache=True, nogil=True)
-def _block_times(first, last, pos, nanos, t_first, t_end):  # pragma: no cover - numba
-    """``np.interp`` of ``first`` and of ``last + 1`` over the clock samples (``pos`` increasing,
-    at least two), walking the samples instead of a binary search per value: ``first`` never
-    decreases within a block (rows are in start order), and a call ends at or after its start,
-    mostly within a few samples (found by galloping forward from the start's sample)."""
-    n = len(pos)
-    j = 0
-    for i in range(len(first)):
-        x = np.float64(first[i])
-        while j + 1 < n and pos[j + 1] <= x:
-            j += 1
-        t_first[i] = _interp_at(x, j, pos, nanos)
-        y = np.float64(last[i]) + 1.0
-        k = j if y >= x else 0      # (an end before the start cannot happen; never read wrong)
-        step = 1
-        while k + step < n and pos[k + step] <= y:     # gallop: pos[k] <= y stays true
-            k += step
-            step *= 2
-        hi = min(k + step, n)                             # pos[hi] > y, or hi == n
-        while hi - k > 1:
-            mid = (k + hi) >> 1
-            if pos[mid] <= y:
-                k = mid
-            else:
-                hi = mid
-        t_end[i] = _interp_at(y, k, pos, nanos)
-
-
-def block_times(first: np.ndarray, last: np.ndarray, pos: np.ndarray, nanos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end times of a block of calls (``first`` nondecreasing): equal to
-    ``_times(first)`` and ``_times(last + 1)``, in one walk over the samples."""
-    if len(pos) < 2 or not len(first):
-        return _times(first, pos, nanos), _times(np.asarray(last, np.float64) + 1.0, pos, nanos)
-    t_first = np.empty(len(first), np.float64)
-    t_end = np.empty(len(first), np.float64)
-    _block_times(first, last, np.ascontiguousarray(pos, np.float64), np.ascontiguousarray(nanos, np.float64),
-                 t_first, t_end)
-    return t_first, t_end
-
-
 class Levels:
     """One thread's levels of detail: ``limits`` (coarsest first) and each level's table, read on
     first use; also the thread's extent (``t_min``, ``t_max``, ``max_depth``) from the same pass."""
@@ -323,7 +267,7 @@ class Levels:
             for name in ("depth", "method", "flags"):
                 cols[name] = np.ascontiguousarray(calls.window(name, lo, hi, keep=False))
             block_first[b] = cols["first"][0]
-            t_first, t_end = block_times(cols["first"], cols["last"], self.pos, self.nanos)
+            t_first, t_end = clock_times.block_times(cols["first"], cols["last"], self.pos, self.nanos)
             t_max = max(t_max, float(t_end.max()))
             max_depth = max(max_depth, int(cols["depth"].max()))
             a, z = np.searchsorted(marked, [lo, hi])

@@ -228,11 +228,11 @@ def test_only_my_code_draws_the_shown_calls_at_their_depth_under_the_scope(aggre
 
 
 def test_block_times_equal_numpy_interp_to_the_last_bit(model):
-    """The levels' pass times a block of calls by walking the clock samples (starts never
+    """The levels' pass (and the calling-context tree's) times a block of calls by walking the clock samples (starts never
     decrease, ends are found by galloping from the start): the same values as ``np.interp``,
     bit for bit, on the real threads' calls and clocks and on synthetic clocks with calls before,
     between, on and after the samples."""
-    from jbgui.model import timeline_lod as L
+    from jbgui.model import clock_times as L
 
     checked = 0
     for tl in model.threads:
@@ -254,6 +254,7 @@ def test_block_times_equal_numpy_interp_to_the_last_bit(model):
         last = (first + rng.geometric(0.02, n) - 1).astype(np.int32)
         last[:: max(n // 5, 1)] = int(pos[-1]) + 50     # some calls end after the last sample
         last = np.maximum(last, first)
-        a, b = L.block_times(first, last, pos, nanos)
-        assert np.array_equal(a, np.interp(first.astype(np.float64), pos, nanos))
-        assert np.array_equal(b, np.interp(last.astype(np.float64) + 1.0, pos, nanos))
+        for plus in (1.0, 0.0):     # the timeline's ends (one past the last event); the trees' spans
+            a, b = L.block_times(first, last, pos, nanos, plus=plus)
+            assert np.array_equal(a, np.interp(first.astype(np.float64), pos, nanos))
+            assert np.array_equal(b, np.interp(last.astype(np.float64) + plus, pos, nanos))
