@@ -436,7 +436,8 @@ class Tree:
         if self.key_space is None:
             present = np.zeros(int(self.key.max()) + 1 if len(self.key) else 1, np.bool_)
             present[self.key] = True
-            self.key_space = (np.flatnonzero(present).astype(np.int64), np.cumsum(present) - 1)
+            # dense indices in 32 bits: there are far fewer keys than nodes, and this is per node
+            self.key_space = (np.flatnonzero(present).astype(np.int64), (np.cumsum(present) - 1).astype(np.int32))
         return self.key_space
 
     @cached_property

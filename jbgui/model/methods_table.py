@@ -122,7 +122,7 @@ def _outermost_rows_in(parent, same_key, row, shared, out, near):
 def _outermost_rows(parent, same_key, row, shared) -> np.ndarray:
     """See :func:`_outermost_rows_in` (arrays allocated by numpy: huge pages)."""
     out = np.empty(len(parent), np.bool_)
-    near = np.empty(len(parent), np.int64)
+    near = np.empty(len(parent), np.int32 if len(parent) < 2**31 - 1 else np.int64)
     _outermost_rows_in(parent, same_key, row, shared, out, near)
     return out
 
@@ -144,7 +144,7 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         # native/untraced calls from different call sites to one target share a name and a row
         labels = np.array([MT.key_name(statics, k) for k in uniq], dtype=object)
         names_u, first, linv = np.unique(labels, return_index=True, return_inverse=True)
-        inv = linv.ravel()[kinv.ravel()]
+        inv = linv.ravel().astype(np.int32)[kinv.ravel()]     # 32 bits: a table has far fewer rows
         names = [str(n) for n in names_u]
         row_keys = uniq[first].astype(np.int64)
     else:
@@ -163,10 +163,10 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
                 else:
                     labels.append(name.rpartition("/")[0].replace("/", ".") or "(default package)")
         names_u, linv = np.unique(np.array(labels, dtype=object), return_inverse=True)
-        inv = linv.ravel()[cinv.ravel()]
+        inv = linv.ravel().astype(np.int32)[cinv.ravel()]
         names = [str(n) for n in names_u]
         row_keys = np.full(len(names), -1, np.int64)
-    inv = inv.ravel().astype(np.int64, copy=False)
+    inv = inv.ravel()
     n = len(names)
     if group == "method":
         # a row is one key, except native targets called from several sites: the nearest
