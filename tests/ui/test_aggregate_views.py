@@ -268,3 +268,24 @@ def test_only_my_code_and_prefixes_are_remembered_for_the_program(qtbot, analysi
     assert second.toolbar.exclude.text() == "com.example.gen"
     second.state.set_only_mine(False)
     second.state.set_rules([], [])
+
+
+def test_methods_table_keeps_the_cost_columns_in_view_when_the_tab_is_narrow(qtbot, panel):
+    """In a narrow tab the name column gives way to the numbers that answer "which methods cost
+    most" (it was a fixed 420 pixels: only names showed); in a wide one it is 420 pixels again."""
+    from jbgui.ui import methods_table_view as MV
+
+    table = panel.methods.table
+    header = table.horizontalHeader()
+
+    def right_edge(column):
+        return header.sectionViewportPosition(column) + header.sectionSize(column)
+
+    panel.resize(760, 800)
+    qtbot.waitUntil(lambda: header.sectionSize(0) < MV.NAME_WIDTH, timeout=5000)
+    assert table.viewport().width() >= MV.NAME_MIN_WIDTH + header.sectionSize(1) + header.sectionSize(2)
+    assert header.sectionSize(0) >= MV.NAME_MIN_WIDTH
+    assert right_edge(2) <= table.viewport().width()      # calls and own bytecodes in view
+    panel.resize(2400, 800)
+    qtbot.waitUntil(lambda: header.sectionSize(0) == MV.NAME_WIDTH, timeout=5000)
+    assert right_edge(5) <= table.viewport().width()
