@@ -27,6 +27,20 @@ def method_sequence(trace: TraceDir) -> list[str]:
     return [trace.methods[int(m)].qualified for m in td.method_ids(starts)]
 
 
+def block_counts(trace: TraceDir) -> dict[str, int]:
+    """The main thread's block events per method (qualified name; blocks past a method's first
+    page of ids, whose ids name no method, count together)."""
+    main = next(t["index"] for t in trace.threads if t.get("name") == "main")
+    words = trace.stream_events(main)
+    ids, counts = np.unique(td.method_ids(words[td.event_types(words) == 3]), return_counts=True)
+    out: dict[str, int] = {}
+    for m, c in zip(ids.tolist(), counts.tolist()):
+        info = trace.methods.get(int(m))
+        name = info.qualified if info is not None else "<later pages>"
+        out[name] = out.get(name, 0) + c
+    return out
+
+
 def class_loads(trace: TraceDir) -> list[str]:
     main = next(t["index"] for t in trace.threads if t.get("name") == "main")
     words = trace.stream_events(main)
@@ -65,5 +79,13 @@ def test_second_run_from_the_cache_records_the_same_trace(default_jdk, agent_jar
     assert class_loads(first) == class_loads(second)
     assert "Hello" in class_loads(second)  # the launcher loads it after the agent started
     assert len(second.blocks) > 10000
-    assert np.array_equal(np.bincount(td.event_types(first.stream_events(1)), minlength=4),
-                          np.bincount(td.event_types(second.stream_events(1)), minlength=4))
+    # Block events per method: the same methods ran blocks, and the same number of them, save a
+    # few blocks where JDK start-up code on the main thread takes a path that depends on timing
+    # (a String whose hash another thread computed first, a concurrent map's contention). Seen
+    # in CI under load: 22,867 against 22,861 block events with identical method sequences.
+    a, b = block_counts(first), block_counts(second)
+    assert a.keys() == b.keys()
+    differing = {m: (a[m], b[m]) for m in a if a[m] != b[m]}
+    assert a["Hello.main([Ljava/lang/String;)V"] == b["Hello.main([Ljava/lang/String;)V"] > 0
+    assert len(differing) <= 5 and sum(abs(x - y) for x, y in differing.values()) <= 0.005 * sum(a.values()), \
+        differing
