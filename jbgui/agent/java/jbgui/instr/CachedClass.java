@@ -11,8 +11,8 @@ import jbgui.runtime.EventLayout;
 
 /**
  * A class instrumented with method ids relative to 1, ready to be relocated to the ids one run
- * assigns. The relocation patches the event constants in the constant pool (each probe loads its
- * event word with {@code ldc}, and the class writer appends these ints after the original pool),
+ * assigns. The relocation patches the event constants in the constant pool (each method loads its
+ * start word with {@code ldc}, and the class writer appends these ints after the original pool),
  * and fills the ids into a template of the class's static.xml body. Being independent of the run,
  * it can be kept on disk ({@link ClassCache}) and reused by the next run: start-up then no longer
  * pays for instrumenting the classes the JVM loaded before the agent.

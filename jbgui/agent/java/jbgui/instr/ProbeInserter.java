@@ -28,17 +28,24 @@ import jbgui.runtime.EventLayout;
  * Writes the probes into a method (where they go is {@link BlockAnalysis}'s business):
  *
  * <pre>
- *   entry:        aconst_null; astore S; [Lstart] ldc START; (aload 0;) invokestatic enter…; astore S
- *   each block:   aload S; ldc BLOCK; invokestatic block        (stack-neutral)
- *   each return:  aload S; ldc END; invokestatic exit           (stack-neutral, value stays below)
- *   handler:      [Lh] dup; aload S; ldc END; invokestatic exceptionExit; athrow   (last in the table)
+ *   entry:        ldc START; istore B; aconst_null; astore S; [Lstart] iload B; (aload 0;) invokestatic enter…; astore S
+ *   each block:   aload S; iload B; push INDEX; invokestatic block      (stack-neutral)
+ *   each return:  aload S; iload B; invokestatic exit                   (stack-neutral, value stays below)
+ *   handler:      [Lh] astore T; aload T; aload S; iload B; invokestatic exceptionExit; aload T; athrow
+ *                 (last in the table)
  *   blocking call: aload S; invokestatic blockingEnter; CALL; aload S; invokestatic blockingExit
  *   loadClass(String): the {@link LoaderPrologue}, before everything else
  * </pre>
  *
- * S is a new local after the method's own, so no existing code touches it. Every inserted
- * sequence leaves the operand stack as it found it, so the method's stack-map frames stay valid
- * once S is added to their locals; the class writer never computes frames (it would load classes).
+ * S and B (and T) are new locals after the method's own, so no existing code touches them. B holds
+ * the method's start event, from which the runtime derives its block, end and exception-exit words
+ * ({@link EventLayout#blockFromStart}): the only event constant a method adds to the constant pool
+ * is START. A constant per block made the pool grow with the code, and retransforming the classes
+ * loaded before the agent spent most of start-up in HotSpot's constant-pool merge, which searches
+ * the old pool for every appended entry (VM_RedefineClasses::merge_constant_pools, seen with perf).
+ * Every inserted sequence leaves the operand stack as it found it, so the method's stack-map frames
+ * stay valid once S and B are added to their locals; the class writer never computes frames (it
+ * would load classes).
  * A block that begins at a {@code new} keeps frames that name that {@code new} as an uninitialized
  * type pointing at it (a fresh label after the probe).
  */
@@ -59,6 +66,7 @@ final class ProbeInserter {
         boolean isStatic = (mn.access & Opcodes.ACC_STATIC) != 0;
         boolean isCtor = "<init>".equals(mn.name);
         int slot = mn.maxLocals;
+        int base = slot + 1;
         InsnList code = mn.instructions;
         boolean firstIsTarget = ba.insns.length > 0 && isTarget(mn, ba, 0);
         if (covered == null) {
@@ -112,21 +120,20 @@ final class ProbeInserter {
             for (int b = 0; b < ba.blockCount(); b++) {
                 int index = ba.blockStarts[b];
                 AbstractInsnNode first = ba.insns[index];
-                int event = EventLayout.block(methodId + b / EventLayout.BLOCKS_PER_PAGE, b % EventLayout.BLOCKS_PER_PAGE);
                 if (selfCovered[index]) {
                     // Inside a handler range that covers its own handler (javac's synchronized-block
                     // handler): a call there gives C1 an exception edge from the handler into
                     // itself, and it then refuses to compile the method at all. The block's event
                     // is recorded at the start of the block that follows it instead.
-                    deferred.add(event);
+                    deferred.add(b);
                     continue;
                 }
                 AbstractInsnNode at = keepNewLabel(code, first, uninitLabels, mn);
                 for (int late : deferred) {
-                    code.insertBefore(at, call(slot, late, "block"));
+                    code.insertBefore(at, blockProbe(slot, base, late));
                 }
                 deferred.clear();
-                code.insertBefore(at, call(slot, event, "block"));
+                code.insertBefore(at, blockProbe(slot, base, b));
             }
         }
 
@@ -148,19 +155,21 @@ final class ProbeInserter {
             }
         }
 
-        int endEvent = EventLayout.methodEnd(methodId);
         for (AbstractInsnNode insn : ba.insns) {
             int op = insn.getOpcode();
             if (op >= Opcodes.IRETURN && op <= Opcodes.RETURN) {
-                code.insertBefore(insn, call(slot, endEvent, "exit"));
+                code.insertBefore(insn, exitProbe(slot, base));
             }
         }
 
+        // B is set before the handler's range begins: the handler's frame declares it an int.
         InsnList entry = new InsnList();
+        entry.add(new LdcInsnNode(EventLayout.methodStart(methodId)));
+        entry.add(new VarInsnNode(Opcodes.ISTORE, base));
         entry.add(new InsnNode(Opcodes.ACONST_NULL));
         entry.add(new VarInsnNode(Opcodes.ASTORE, slot));
         entry.add(start);
-        entry.add(new LdcInsnNode(EventLayout.methodStart(methodId)));
+        entry.add(new VarInsnNode(Opcodes.ILOAD, base));
         if (receiver && !isStatic && !isCtor) {
             entry.add(new VarInsnNode(Opcodes.ALOAD, 0));
             entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "enterInstance", "(ILjava/lang/Object;)" + TRACE_DESC, false));
@@ -182,15 +191,16 @@ final class ProbeInserter {
                 // The thrown exception goes to a second new local, so that it is rethrown even when
                 // recording fails (a StackOverflowError leaves no stack for the call): the tracer
                 // never replaces the program's exception.
-                int thrown = slot + 1;
+                int thrown = base + 1;
                 LabelNode handler = new LabelNode();
                 LabelNode callStart = new LabelNode();
                 LabelNode callEnd = new LabelNode();
                 LabelNode callFailed = new LabelNode();
                 code.add(handler);
-                Object[] locals = new Object[slot + 1];
+                Object[] locals = new Object[base + 1];
                 java.util.Arrays.fill(locals, Opcodes.TOP);
                 locals[slot] = TRACE;
+                locals[base] = Opcodes.INTEGER;
                 if (frames) {
                     code.add(new FrameNode(Opcodes.F_NEW, locals.length, locals, 1, new Object[] {"java/lang/Throwable"}));
                 }
@@ -198,7 +208,7 @@ final class ProbeInserter {
                 code.add(callStart);
                 code.add(new VarInsnNode(Opcodes.ALOAD, thrown));        // [thrown]
                 code.add(new VarInsnNode(Opcodes.ALOAD, slot));          // [thrown, trace]
-                code.add(new LdcInsnNode(EventLayout.extended(EventLayout.EXT_EXCEPTION_EXIT, methodId)));
+                code.add(new VarInsnNode(Opcodes.ILOAD, base));          // [thrown, trace, start]
                 code.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "exceptionExit",
                         "(Ljava/lang/Throwable;" + TRACE_DESC + "I)V", false)); // []
                 code.add(callEnd);
@@ -206,7 +216,7 @@ final class ProbeInserter {
                 code.add(new InsnNode(Opcodes.ATHROW));
                 code.add(callFailed);
                 if (frames) {
-                    Object[] withThrown = java.util.Arrays.copyOf(locals, slot + 2);
+                    Object[] withThrown = java.util.Arrays.copyOf(locals, thrown + 1);
                     withThrown[thrown] = "java/lang/Throwable";
                     code.add(new FrameNode(Opcodes.F_NEW, withThrown.length, withThrown, 1,
                             new Object[] {"java/lang/Throwable"}));
@@ -221,8 +231,8 @@ final class ProbeInserter {
                 mn.tryCatchBlocks.add(new TryCatchBlockNode(callStart, callEnd, callFailed, null));
             }
         }
-        mn.maxLocals = slot + (exceptionExit ? 2 : 1);
-        mn.maxStack = Math.max(mn.maxStack + 2, 4);
+        mn.maxLocals = base + (exceptionExit ? 2 : 1);
+        mn.maxStack = Math.max(mn.maxStack + 3, 4);
         if (LoaderPrologue.applies(mn)) {
             LoaderPrologue.insert(mn, owner, frames);
         }
@@ -269,11 +279,22 @@ final class ProbeInserter {
         return p;
     }
 
-    private static InsnList call(int slot, int event, String method) {
+    /** {@code aload S; iload B; push INDEX; invokestatic block(ThreadTrace, int, int)} */
+    private static InsnList blockProbe(int slot, int base, int index) {
         InsnList p = new InsnList();
         p.add(new VarInsnNode(Opcodes.ALOAD, slot));             // [.., trace]
-        p.add(new LdcInsnNode(event));                           // [.., trace, event]
-        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, method, "(" + TRACE_DESC + "I)V", false)); // [..]
+        p.add(new VarInsnNode(Opcodes.ILOAD, base));             // [.., trace, start]
+        p.add(pushInt(index));                        // [.., trace, start, index]
+        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "block", "(" + TRACE_DESC + "II)V", false)); // [..]
+        return p;
+    }
+
+    /** {@code aload S; iload B; invokestatic exit(ThreadTrace, int)} */
+    private static InsnList exitProbe(int slot, int base) {
+        InsnList p = new InsnList();
+        p.add(new VarInsnNode(Opcodes.ALOAD, slot));             // [.., trace]
+        p.add(new VarInsnNode(Opcodes.ILOAD, base));             // [.., trace, start]
+        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "exit", "(" + TRACE_DESC + "I)V", false)); // [..]
         return p;
     }
 
@@ -327,7 +348,20 @@ final class ProbeInserter {
         return false;
     }
 
-    /** Frame locals with the state slot appended (TOP-padded: long and double take two slots). */
+    private static AbstractInsnNode pushInt(int value) {
+        if (value <= 5) {
+            return new InsnNode(Opcodes.ICONST_0 + value);
+        }
+        if (value <= Byte.MAX_VALUE) {
+            return new org.objectweb.asm.tree.IntInsnNode(Opcodes.BIPUSH, value);
+        }
+        if (value <= Short.MAX_VALUE) {
+            return new org.objectweb.asm.tree.IntInsnNode(Opcodes.SIPUSH, value);
+        }
+        return new LdcInsnNode(value);
+    }
+
+    /** Frame locals with the state slots (S, then B) appended (TOP-padded: long and double take two slots). */
     private static List<Object> withState(List<Object> local, int slot) {
         List<Object> out = new ArrayList<>(local == null ? 1 : local.size() + 1);
         int used = 0;
@@ -342,6 +376,7 @@ final class ProbeInserter {
             used++;
         }
         out.add(TRACE);
+        out.add(Opcodes.INTEGER);
         return out;
     }
 

@@ -71,6 +71,28 @@ public final class EventLayout {
         return (TYPE_BLOCK << TYPE_SHIFT) | (pageMethodId << METHOD_SHIFT) | indexInPage;
     }
 
+    // Probes carry only the method's start word (a single constant per method in the class's pool);
+    // the other words of the method follow from it. Block pages continue the method's id
+    // (block(id + b / BLOCKS_PER_PAGE, b % BLOCKS_PER_PAGE) == block(id, 0) + b), so a block's word
+    // is the start word with the block type, plus the block's index in the method.
+    private static final int BLOCK_FROM_START = (TYPE_BLOCK - TYPE_METHOD_START) << TYPE_SHIFT;
+    private static final int END_FROM_START = (TYPE_METHOD_END - TYPE_METHOD_START) << TYPE_SHIFT;
+
+    /** The word of block {@code index} (counted over all the method's pages) of the method that starts with {@code start}. */
+    public static int blockFromStart(int start, int index) {
+        return start + BLOCK_FROM_START + index;
+    }
+
+    /** The end word of the method whose start word is {@code start}. */
+    public static int endFromStart(int start) {
+        return start + END_FROM_START;
+    }
+
+    /** The exception-exit word of the method whose start word is {@code start}. */
+    public static int exceptionExitFromStart(int start) {
+        return (EXT_EXCEPTION_EXIT << SUBTYPE_SHIFT) | ((start >>> METHOD_SHIFT) & MAX_METHOD_ID);
+    }
+
     public static int extended(int subtype, int value) {
         return (subtype << SUBTYPE_SHIFT) | (value & VALUE_MASK);
     }

@@ -5,9 +5,10 @@ package jbgui.runtime;
  * into the program, and must record nothing while the tracer itself runs on the thread.
  *
  * <p>The probe protocol (see jbgui.instr.ProbeInserter): at method entry
- * {@code ThreadTrace t = enter(startEvent)} (or {@link #enterInstance} with {@code this}); at each
- * basic block {@code block(t, blockEvent)}; before each return {@code exit(t, endEvent)}; in a
- * catch-all handler around the body {@code exceptionExit(throwable, t, exitEvent)}, then rethrow.
+ * {@code ThreadTrace t = enter(start)} (or {@link #enterInstance} with {@code this}); at each
+ * basic block {@code block(t, start, index)}; before each return {@code exit(t, start)}; in a
+ * catch-all handler around the body {@code exceptionExit(throwable, t, start)}, then rethrow.
+ * {@code start} is the method's start event word, from which the others follow (EventLayout).
  */
 public final class Tracer {
     private Tracer() {}
@@ -43,22 +44,22 @@ public final class Tracer {
         return null;
     }
 
-    public static void block(ThreadTrace t, int event) {
+    public static void block(ThreadTrace t, int start, int index) {
         if (BLOCKS && t != null) {
-            t.put(event);
+            t.put(EventLayout.blockFromStart(start, index));
         }
     }
 
-    public static void exit(ThreadTrace t, int event) {
+    public static void exit(ThreadTrace t, int start) {
         if (END && t != null) {
-            t.put(event);
+            t.put(EventLayout.endFromStart(start));
         }
     }
 
-    public static void exceptionExit(Throwable thrown, ThreadTrace t, int event) {
+    public static void exceptionExit(Throwable thrown, ThreadTrace t, int start) {
         if (EXCEPTION_EXIT && t != null) {
             int classId = thrown == null ? 0 : t.classId(thrown.getClass());
-            t.put2(event, EventLayout.extended(EventLayout.EXT_THROWABLE, classId));
+            t.put2(EventLayout.exceptionExitFromStart(start), EventLayout.extended(EventLayout.EXT_THROWABLE, classId));
         }
     }
 

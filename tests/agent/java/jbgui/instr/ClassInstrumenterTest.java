@@ -73,4 +73,38 @@ class ClassInstrumenterTest {
         assertEquals(100, r.firstMethodId);
         assertEquals(100 + methods, ids.allocate(0), "the next free id follows this class's");
     }
+
+    /** CONSTANT_Integer entries in a class file's pool. */
+    private static int poolInts(byte[] classFile) {
+        ClassReader cr = new ClassReader(classFile);
+        int n = 0;
+        for (int i = 1; i < cr.getItemCount(); i++) {
+            int offset = cr.getItem(i);
+            if (offset > 0 && classFile[offset - 1] == 3) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void eachMethodAddsOneConstantToThePoolWhateverItsBlocks() {
+        // Retransforming a class makes HotSpot search the old pool for every entry appended to it;
+        // a constant per block made start-up spend most of its time there.
+        byte[] original = TestSupport.bytes(Targets.class);
+        InstrumentResult r = instrument(InstrumentOptions.builder().build(), new MethodIds(true));
+        ClassNode cn = TestSupport.tree(original);
+        int methods = 0;
+        for (MethodNode m : cn.methods) {
+            if (m.instructions.size() > 0) {
+                methods++;
+            }
+        }
+        int probes = 0;
+        for (MethodNode m : TestSupport.tree(r.bytes).methods) {
+            probes += runtimeCalls(m);
+        }
+        assertTrue(probes > 3 * methods, probes + " probes in " + methods + " methods");
+        assertEquals(methods, poolInts(r.bytes) - poolInts(original), "one start word per method with code");
+    }
 }
