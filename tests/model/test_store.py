@@ -531,6 +531,24 @@ def test_a_packed_block_unpacks_to_its_values(name, values):
     assert len(raw) == 1 + len(values) * fits[0]      # the narrowest width that holds them all
 
 
+@pytest.mark.parametrize("width", [2, 4, 8])
+def test_byte_planes_unpack_the_same_by_numpy_and_by_the_kernel(width, monkeypatch):
+    # small blocks are unpacked by numpy (no numba start-up when a trace opens), big ones by the
+    # kernel: both must give every value, sign included
+    rng = np.random.default_rng(width)
+    top = 1 << (8 * width - 1)
+    values = np.r_[rng.integers(-top, top, 5000, dtype=np.int64), -top, top - 1, 0, -1]
+    raw = S.pack("first", values)
+    assert raw[0] & 0x0F == {2: 1, 4: 2, 8: 3}[width] and raw[0] != raw[0] & 0x0F   # planes, this width
+    monkeypatch.setattr(S, "NUMPY_PLANES_ROWS", len(values))
+    by_numpy = S.unpack(raw, len(values), 8, small_by_numpy=True)
+    by_kernel = S.unpack(raw, len(values), 8)
+    monkeypatch.setattr(S, "NUMPY_PLANES_ROWS", len(values) - 1)
+    assert np.array_equal(S.unpack(raw, len(values), 8, small_by_numpy=True), by_kernel)
+    assert by_numpy.dtype == by_kernel.dtype == np.int64
+    assert np.array_equal(by_numpy, values) and np.array_equal(by_kernel, values)
+
+
 @pytest.mark.parametrize("raw, rows, itemsize", [(b"", 0, 4), (b"\x03" + bytes(8), 1, 4), (b"\x04" + bytes(4), 1, 4),
                                                   (b"\x21" + bytes(2), 1, 4), (b"\x12" + bytes(7), 2, 4),
                                                   (b"\x00" + bytes(3), 2, 4)])
