@@ -32,6 +32,12 @@ BLOCK_MASK = BLOCKS_PER_PAGE - 1
 SUBTYPE_MASK = 7
 BLOCK_WORD_MASK = (1 << (METHOD_BITS + BLOCK_BITS)) - 1   # a block's id: page << BLOCK_BITS | index
 
+# The recorder's probes carry only a method's start word: its block b (over all its pages) is
+# (start + BLOCK_FROM_START + b) mod 2**32 and its end (start + END_FROM_START) mod 2**32, since
+# block pages continue the method's id (EventLayout.java).
+BLOCK_FROM_START = (TYPE_BLOCK - TYPE_METHOD_START) << TYPE_SHIFT
+END_FROM_START = (TYPE_METHOD_END - TYPE_METHOD_START) << TYPE_SHIFT
+
 STREAM_HEADER_SIZE = 32
 CHUNK_HEADER_SIZE = 32
 STREAM_KIND_THREAD = 0

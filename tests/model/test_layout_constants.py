@@ -38,6 +38,16 @@ def test_event_word_helpers_match_the_figure():
     assert layout.extended(layout.EXT_RECEIVER, 7) == (1 << 27) | 7
 
 
+def test_a_method_s_words_follow_from_its_start_word():
+    # the probes pass the start word and a block index; the runtime adds the offsets
+    for method, blocks in ((1, 3), (700, layout.BLOCKS_PER_PAGE * 3 + 5), (layout.MAX_METHOD_ID - 2, 2)):
+        start = layout.method_start(method)
+        for b in range(blocks):
+            page, index = divmod(b, layout.BLOCKS_PER_PAGE)
+            assert (start + layout.BLOCK_FROM_START + b) % 2**32 == layout.block(method + page, index)
+        assert (start + layout.END_FROM_START) % 2**32 == layout.method_end(method)
+
+
 # Literal field positions of the event word (``w >> 30``, ``(w >> 11) & 0x7FFFF``, ``w & 0x7FF``):
 # the kernels and every other reader must take them from layout, where this file checks them.
 _LITERAL_FIELDS = re.compile(r">>\s*(30|27|11)\b|&\s*(0x7[fF]{2}|0x7[fF]{4}|0x7[fF]{6}|0x3[fF]{7}|2047|524287)\b")

@@ -39,7 +39,7 @@ import jbgui.runtime.EventLayout;
  *
  * S and B (and T) are new locals after the method's own, so no existing code touches them. B holds
  * the method's start event, from which the runtime derives its block, end and exception-exit words
- * ({@link EventLayout#blockFromStart}): the only event constant a method adds to the constant pool
+ * ({@link EventLayout#BLOCK_FROM_START}): the only event constant a method adds to the constant pool
  * is START. A constant per block made the pool grow with the code, and retransforming the classes
  * loaded before the agent spent most of start-up in HotSpot's constant-pool merge, which searches
  * the old pool for every appended entry (VM_RedefineClasses::merge_constant_pools, seen with perf).

@@ -73,20 +73,12 @@ public final class EventLayout {
 
     // Probes carry only the method's start word (a single constant per method in the class's pool);
     // the other words of the method follow from it. Block pages continue the method's id
-    // (block(id + b / BLOCKS_PER_PAGE, b % BLOCKS_PER_PAGE) == block(id, 0) + b), so a block's word
-    // is the start word with the block type, plus the block's index in the method.
-    private static final int BLOCK_FROM_START = (TYPE_BLOCK - TYPE_METHOD_START) << TYPE_SHIFT;
-    private static final int END_FROM_START = (TYPE_METHOD_END - TYPE_METHOD_START) << TYPE_SHIFT;
-
-    /** The word of block {@code index} (counted over all the method's pages) of the method that starts with {@code start}. */
-    public static int blockFromStart(int start, int index) {
-        return start + BLOCK_FROM_START + index;
-    }
-
-    /** The end word of the method whose start word is {@code start}. */
-    public static int endFromStart(int start) {
-        return start + END_FROM_START;
-    }
+    // (block(id + b / BLOCKS_PER_PAGE, b % BLOCKS_PER_PAGE) == block(id, 0) + b), so the word of the
+    // method's block b (counted over all its pages) is start + BLOCK_FROM_START + b, and its end
+    // word start + END_FROM_START. Constants, not methods: the probes add them where they run, so
+    // interpreted code makes no extra call per block.
+    public static final int BLOCK_FROM_START = (TYPE_BLOCK - TYPE_METHOD_START) << TYPE_SHIFT;
+    public static final int END_FROM_START = (TYPE_METHOD_END - TYPE_METHOD_START) << TYPE_SHIFT;
 
     /** The exception-exit word of the method whose start word is {@code start}. */
     public static int exceptionExitFromStart(int start) {

@@ -46,13 +46,13 @@ public final class Tracer {
 
     public static void block(ThreadTrace t, int start, int index) {
         if (BLOCKS && t != null) {
-            t.put(EventLayout.blockFromStart(start, index));
+            t.put(start + EventLayout.BLOCK_FROM_START + index);
         }
     }
 
     public static void exit(ThreadTrace t, int start) {
         if (END && t != null) {
-            t.put(EventLayout.endFromStart(start));
+            t.put(start + EventLayout.END_FROM_START);
         }
     }
 
