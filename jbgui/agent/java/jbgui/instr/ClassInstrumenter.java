@@ -198,7 +198,7 @@ public final class ClassInstrumenter {
                 if (methodOnly.contains(f.node.name + f.node.desc)) {
                     f.status = "method-only";
                 }
-                probe(cn, plan, f, result);
+                probe(cn, plan, f, facts.get(0).id, result);
             }
             long t2 = System.nanoTime();
             PHASE_NANOS.addAndGet(2, t2 - t0);
@@ -302,7 +302,7 @@ public final class ClassInstrumenter {
         return first;
     }
 
-    private void probe(ClassNode cn, ClassPlan plan, MethodFacts f, InstrumentResult result) {
+    private void probe(ClassNode cn, ClassPlan plan, MethodFacts f, int classFirstId, InstrumentResult result) {
         MethodNode mn = f.node;
         if (plan.mode == ClassPlan.Mode.HOOK) {
             if (mn.name.equals("transform")) {
@@ -319,7 +319,7 @@ public final class ClassInstrumenter {
         }
         boolean[] covered = options.exceptionExitEvents ? handlerCoverage(cn.name, mn, f, result) : null;
         boolean blocks = options.blockLevel && options.blockEvents && !"method-only".equals(f.status);
-        ProbeInserter.trace(mn, cn.name, cn.version, f.blocks, f.id, blocks, options.receiverEvents,
+        ProbeInserter.trace(mn, cn.name, cn.version, f.blocks, classFirstId, f.id, blocks, options.receiverEvents,
                 options.exceptionExitEvents, options.blockingStamps, covered);
     }
 

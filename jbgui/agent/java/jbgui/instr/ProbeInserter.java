@@ -28,7 +28,8 @@ import jbgui.runtime.EventLayout;
  * Writes the probes into a method (where they go is {@link BlockAnalysis}'s business):
  *
  * <pre>
- *   entry:        ldc START; istore B; aconst_null; astore S; [Lstart] iload B; (aload 0;) invokestatic enter…; astore S
+ *   entry:        ldc FIRST; [push K; bipush 11; ishl; iadd;] istore B; aconst_null; astore S;
+ *                 [Lstart] iload B; (aload 0;) invokestatic enter…; astore S
  *   each block:   aload S; iload B; push INDEX; invokestatic block      (stack-neutral)
  *   each return:  aload S; iload B; invokestatic exit                   (stack-neutral, value stays below)
  *   handler:      [Lh] astore T; aload T; aload S; iload B; invokestatic exceptionExit; aload T; athrow
@@ -40,9 +41,13 @@ import jbgui.runtime.EventLayout;
  * S and B (and T) are new locals after the method's own, so no existing code touches them. B holds
  * the method's start event, from which the runtime derives its block, end and exception-exit words
  * ({@link EventLayout#BLOCK_FROM_START}): the only event constant a method adds to the constant pool
- * is START. A constant per block made the pool grow with the code, and retransforming the classes
- * loaded before the agent spent most of start-up in HotSpot's constant-pool merge, which searches
- * the old pool for every appended entry (VM_RedefineClasses::merge_constant_pools, seen with perf).
+ * is START, and START itself is computed from the class's one event constant FIRST, the start word of
+ * its first method id: a method whose id is K after the class's first has START = FIRST + (K << 11)
+ * (EventLayout.METHOD_SHIFT). Retransforming the classes loaded before the agent spends much of
+ * start-up in HotSpot's constant-pool merge, which searches the whole old pool for every appended
+ * entry (VM_RedefineClasses::merge_constant_pools, seen with perf): a constant per block, then one
+ * per method (158 of String's 183 appended entries), made it grow with the code; now a class
+ * appends one int and the few references to the runtime.
  * Every inserted sequence leaves the operand stack as it found it, so the method's stack-map frames
  * stay valid once S and B are added to their locals; the class writer never computes frames (it
  * would load classes).
@@ -60,7 +65,7 @@ final class ProbeInserter {
      * @param covered per instruction of {@code ba}: whether the exception-exit handler covers it
      *     (null: all); see ClassInstrumenter.handlerCoverage
      */
-    static void trace(MethodNode mn, String owner, int version, BlockAnalysis ba, int methodId, boolean blocks,
+    static void trace(MethodNode mn, String owner, int version, BlockAnalysis ba, int classFirstId, int methodId, boolean blocks,
                       boolean receiver, boolean exceptionExit, boolean stamps, boolean[] covered) {
         boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
         boolean isStatic = (mn.access & Opcodes.ACC_STATIC) != 0;
@@ -164,7 +169,16 @@ final class ProbeInserter {
 
         // B is set before the handler's range begins: the handler's frame declares it an int.
         InsnList entry = new InsnList();
-        entry.add(new LdcInsnNode(EventLayout.methodStart(methodId)));
+        entry.add(new LdcInsnNode(EventLayout.methodStart(classFirstId)));
+        int k = methodId - classFirstId;
+        if (k > 0) {
+            // Ids within a class stay below 2^19, so K fits sipush when the class has fewer than
+            // 32768 method pages (a class file has at most 65535 methods: ldc for the rest).
+            entry.add(pushInt(k));
+            entry.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.BIPUSH, EventLayout.METHOD_SHIFT));
+            entry.add(new InsnNode(Opcodes.ISHL));
+            entry.add(new InsnNode(Opcodes.IADD));
+        }
         entry.add(new VarInsnNode(Opcodes.ISTORE, base));
         entry.add(new InsnNode(Opcodes.ACONST_NULL));
         entry.add(new VarInsnNode(Opcodes.ASTORE, slot));

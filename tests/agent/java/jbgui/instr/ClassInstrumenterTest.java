@@ -88,9 +88,10 @@ class ClassInstrumenterTest {
     }
 
     @Test
-    void eachMethodAddsOneConstantToThePoolWhateverItsBlocks() {
+    void aClassAddsOneConstantToThePoolWhateverItsMethodsAndBlocks() {
         // Retransforming a class makes HotSpot search the old pool for every entry appended to it;
-        // a constant per block made start-up spend most of its time there.
+        // a constant per block, then one per method, made start-up spend much of its time there.
+        // Each method computes its start word from the class's one constant.
         byte[] original = TestSupport.bytes(Targets.class);
         InstrumentResult r = instrument(InstrumentOptions.builder().build(), new MethodIds(true));
         ClassNode cn = TestSupport.tree(original);
@@ -104,7 +105,8 @@ class ClassInstrumenterTest {
         for (MethodNode m : TestSupport.tree(r.bytes).methods) {
             probes += runtimeCalls(m);
         }
+        assertTrue(methods > 3, methods + " methods");
         assertTrue(probes > 3 * methods, probes + " probes in " + methods + " methods");
-        assertEquals(methods, poolInts(r.bytes) - poolInts(original), "one start word per method with code");
+        assertEquals(1, poolInts(r.bytes) - poolInts(original), "one start word for the whole class");
     }
 }
