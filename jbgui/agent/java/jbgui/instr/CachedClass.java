@@ -49,7 +49,21 @@ final class CachedClass {
         String template();
     }
 
+    /**
+     * A cache entry's bytes, whose template part (from {@link #templateAt}) is parsed on first use:
+     * {@link #read} runs on the program's thread during start-up, {@link #writeTo} on the writer's.
+     */
+    private byte[] raw;
+    private int templateAt;
+    private int templateParts;
+    private int templateText;
+
     private synchronized void ensureTemplate() {
+        if (parts == null && raw != null) {
+            parseTemplate(java.nio.ByteBuffer.wrap(raw).position(templateAt));
+            raw = null;
+            return;
+        }
         if (parts != null || source == null) {
             return;
         }
@@ -236,8 +250,8 @@ final class CachedClass {
         c.idCount = b.getInt();
         byte[] attrs = new byte[b.getInt()];
         byte[] warn = new byte[b.getInt()];
-        c.parts = new byte[b.getInt()][];
-        byte[] text = new byte[b.getInt()];
+        int partCount = b.getInt();
+        int textLength = b.getInt();
         b.get(c.bytes);
         c.offsets = new int[n];
         b.asIntBuffer().get(c.offsets);
@@ -253,21 +267,40 @@ final class CachedClass {
                 c.warnings.add(warning);
             }
         }
-        int[] lengths = new int[c.parts.length];
-        b.asIntBuffer().get(lengths);
-        b.position(b.position() + 4 * lengths.length);
-        b.get(text);
-        int at = 0;
-        for (int i = 0; i < lengths.length; i++) {
-            c.parts[i] = java.util.Arrays.copyOfRange(text, at, at + lengths[i]);
-            at += lengths[i];
+        // The template (tens of thousands of small parts for a big class, most of the entry) is
+        // parsed later, by the writer: at start-up this runs for every class loaded before the agent.
+        int need = 4 * partCount + textLength + Math.max(0, partCount - 1) * 9;
+        if (partCount < 1 || textLength < 0 || b.remaining() != need) {
+            throw new IOException("damaged cached class");
         }
-        c.kinds = new byte[c.parts.length - 1];
-        b.get(c.kinds);
-        c.values = new long[c.kinds.length];
-        b.asLongBuffer().get(c.values);
+        c.raw = data;
+        c.templateAt = b.position();
+        c.templateParts = partCount;
+        c.templateText = textLength;
         c.instrumented = true;
         return c;
+    }
+
+    /** Reads the template written by {@link #write}: part lengths, text, kinds, values. */
+    private void parseTemplate(java.nio.ByteBuffer b) {
+        int[] lengths = new int[templateParts];
+        b.asIntBuffer().get(lengths);
+        b.position(b.position() + 4 * lengths.length);
+        byte[] text = new byte[templateText];
+        b.get(text);
+        byte[][] p = new byte[lengths.length][];
+        int at = 0;
+        for (int i = 0; i < lengths.length; i++) {
+            p[i] = java.util.Arrays.copyOfRange(text, at, at + lengths[i]);
+            at += lengths[i];
+        }
+        byte[] k = new byte[lengths.length - 1];
+        b.get(k);
+        long[] v = new long[k.length];
+        b.asLongBuffer().get(v);
+        kinds = k;
+        values = v;
+        parts = p;
     }
 
 }
