@@ -172,9 +172,18 @@ final class ProbeInserter {
         entry.add(new LdcInsnNode(EventLayout.methodStart(classFirstId)));
         int k = methodId - classFirstId;
         if (k > 0) {
-            // Ids within a class stay below 2^19, so K fits sipush when the class has fewer than
-            // 32768 method pages (a class file has at most 65535 methods: ldc for the rest).
-            entry.add(pushInt(k));
+            // K never becomes a pool constant: every int the instrumentation adds to the pool is
+            // taken for an event word and relocated (CachedClass.locateConstants). Method ids have
+            // 19 bits, so K fits sipush but in a class with over 32767 method pages.
+            if (k <= Short.MAX_VALUE) {
+                entry.add(pushInt(k));
+            } else {
+                entry.add(pushInt(k >>> 15));
+                entry.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.BIPUSH, 15));
+                entry.add(new InsnNode(Opcodes.ISHL));
+                entry.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.SIPUSH, k & Short.MAX_VALUE));
+                entry.add(new InsnNode(Opcodes.IOR));
+            }
             entry.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.BIPUSH, EventLayout.METHOD_SHIFT));
             entry.add(new InsnNode(Opcodes.ISHL));
             entry.add(new InsnNode(Opcodes.IADD));

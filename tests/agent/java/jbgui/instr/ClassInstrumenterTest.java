@@ -109,4 +109,83 @@ class ClassInstrumenterTest {
         assertTrue(probes > 3 * methods, probes + " probes in " + methods + " methods");
         assertEquals(1, poolInts(r.bytes) - poolInts(original), "one start word for the whole class");
     }
+
+    /**
+     * The start word a method's entry computes: the instructions before the first store into a
+     * local, evaluated (ldc, pushes, ishl, ior, iadd: what ProbeInserter writes there).
+     */
+    private static int entryStartWord(MethodNode m) {
+        java.util.ArrayDeque<Integer> stack = new java.util.ArrayDeque<>();
+        for (AbstractInsnNode i = m.instructions.getFirst(); i != null; i = i.getNext()) {
+            int op = i.getOpcode();
+            if (op < 0) {
+                continue;
+            }
+            if (op == org.objectweb.asm.Opcodes.ISTORE) {
+                return stack.pop();
+            } else if (op == org.objectweb.asm.Opcodes.LDC) {
+                stack.push((Integer) ((org.objectweb.asm.tree.LdcInsnNode) i).cst);
+            } else if (op >= org.objectweb.asm.Opcodes.ICONST_0 && op <= org.objectweb.asm.Opcodes.ICONST_5) {
+                stack.push(op - org.objectweb.asm.Opcodes.ICONST_0);
+            } else if (op == org.objectweb.asm.Opcodes.BIPUSH || op == org.objectweb.asm.Opcodes.SIPUSH) {
+                stack.push(((org.objectweb.asm.tree.IntInsnNode) i).operand);
+            } else {
+                int b = stack.pop();
+                int a = stack.pop();
+                switch (op) {
+                    case org.objectweb.asm.Opcodes.ISHL: stack.push(a << b); break;
+                    case org.objectweb.asm.Opcodes.IOR: stack.push(a | b); break;
+                    case org.objectweb.asm.Opcodes.IADD: stack.push(a + b); break;
+                    default: throw new AssertionError("unexpected opcode " + op + " in " + m.name + "'s entry");
+                }
+            }
+        }
+        throw new AssertionError(m.name + " stores no start word");
+    }
+
+    @Test
+    void eachMethodComputesItsOwnStartWordEvenBeyond32767Methods() {
+        // A class with more methods than sipush reaches: K (the method's place) must still be
+        // computed without a pool constant, which relocation would take for an event word.
+        org.objectweb.asm.ClassWriter cw = new org.objectweb.asm.ClassWriter(0);
+        cw.visit(org.objectweb.asm.Opcodes.V11, org.objectweb.asm.Opcodes.ACC_PUBLIC, "jbgui/instr/Many", null,
+                "java/lang/Object", null);
+        int count = 33_000;
+        for (int i = 0; i < count; i++) {
+            org.objectweb.asm.MethodVisitor mv = cw.visitMethod(org.objectweb.asm.Opcodes.ACC_STATIC, "m" + i, "()V",
+                    null, null);
+            mv.visitCode();
+            mv.visitInsn(org.objectweb.asm.Opcodes.RETURN);
+            mv.visitMaxs(0, 0);
+            mv.visitEnd();
+        }
+        cw.visitEnd();
+        byte[] original = cw.toByteArray();
+        ClassPlan plan = new ClassPlan(9, "jbgui/instr/Many", 0, "app", null, false, false, ClassPlan.Mode.TRACE, null);
+        InstrumentResult r = new ClassInstrumenter(InstrumentOptions.builder().build()).instrument(original, plan,
+                new MethodIds(40));
+        assertTrue(r.instrumented);
+        assertEquals(40, r.firstMethodId);
+        assertEquals(1, poolInts(r.bytes) - poolInts(original), "one start word for the whole class");
+        ClassNode cn = TestSupport.tree(r.bytes);
+        assertEquals(count, cn.methods.size());
+        for (int i = 0; i < count; i++) {
+            MethodNode m = cn.methods.get(i);
+            assertEquals("m" + i, m.name);
+            assertEquals(jbgui.runtime.EventLayout.methodStart(40 + i), entryStartWord(m), m.name);
+        }
+    }
+
+    @Test
+    void theMethodsOfASmallClassComputeConsecutiveStartWords() {
+        InstrumentResult r = instrument(InstrumentOptions.builder().build(), new MethodIds(100));
+        ClassNode cn = TestSupport.tree(r.bytes);
+        int k = 0;
+        for (MethodNode m : cn.methods) {
+            if (m.instructions.size() > 0) {
+                assertEquals(jbgui.runtime.EventLayout.methodStart(100 + k), entryStartWord(m), m.name);
+            }
+            k++;
+        }
+    }
 }
