@@ -7,15 +7,7 @@ import sys
 
 from jbgui.model import TraceError
 from jbgui.model.analysis import Analysis
-
-BAD_INPUT = 2
-
-
-class TraceInputError(Exception):
-    """The trace named on the command line cannot be used; the message says why."""
-
-    exit_status = BAD_INPUT
-
+from jbgui.cli.errors import BAD_INPUT, TraceInputError  # noqa: F401 (re-exported)
 
 def open_analysis(path: str, progress: bool = False) -> Analysis:
     """Replay (or load the cached replay of) the trace at ``path``."""

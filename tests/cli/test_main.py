@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jbgui import __version__
-from jbgui.cli.main import SUBCOMMANDS, main, split_command
+from jbgui.cli.main import SUBCOMMAND_MODULES, all_subcommands, main, split_command
 
 
 def test_the_console_script_is_installed_and_runs():
@@ -47,6 +47,32 @@ def test_bad_mode_is_reported_by_argparse_with_status_2(capsys):
 
 
 def test_every_subcommand_module_has_the_plug_in_interface():
-    for module in SUBCOMMANDS:
+    modules = all_subcommands()
+    assert [m.NAME for m in modules] == list(SUBCOMMAND_MODULES)
+    for module in modules:
         assert isinstance(module.NAME, str) and isinstance(module.HELP, str)
         assert callable(module.add_arguments) and callable(module.run)
+
+
+def test_help_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name in SUBCOMMAND_MODULES:
+        assert f"    {name} " in out or f"    {name}\n" in out, name
+
+
+def test_record_starts_the_program_without_loading_the_analyzer(tmp_path):
+    """`jbtrace record` imports only what recording needs: numba and the replay cost about a
+    second before the JVM even started (python -X importtime)."""
+    code = ("import sys; from jbgui.cli.main import main; "
+            "status = main(['record', '-o', sys.argv[1], '--', 'no-such-launcher']); "
+            "print(status, sorted(m for m in ('numba', 'numpy', 'jbgui.model.analysis', 'jbgui.cli.calls') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "t")], capture_output=True, text=True,
+                            timeout=120)
+    assert result.stdout.strip() == "127 []", result.stdout + result.stderr
+    # The same check can fail: a subcommand that needs the analyzer loads it.
+    code = code.replace("'record', '-o', sys.argv[1], '--', 'no-such-launcher'", "'calls', sys.argv[1]")
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "missing")], capture_output=True, text=True,
+                            timeout=120)
+    assert result.stdout.startswith("2 [") and "numba" in result.stdout, result.stdout + result.stderr
