@@ -24,6 +24,9 @@ or MISSED, and the README's performance table. It asserts nothing: numbers are f
     python benchmarks/bench_recorder.py                   # everything, 3 runs each
     python benchmarks/bench_recorder.py --runs 1 --workload hello --workload kernel
     python benchmarks/bench_recorder.py --no-check         # skip jbtrace check (minutes on javac)
+    python benchmarks/bench_recorder.py --baseline-agent OLD/jbgui-agent.jar --variant traced --workload hello
+                                   # another build of the agent beside this one ("baseline"), only
+                                   # the untraced, traced and baseline variants
 """
 
 from __future__ import annotations
@@ -112,6 +115,8 @@ class Variant:
     jacoco: bool = False
     #: JVM options before the agent's (e.g. -Djbgui.codec=zlib: the previous codec, for comparison).
     jvm: tuple[str, ...] = ()
+    #: Another agent jar than the one built from this checkout (--baseline-agent).
+    agent: Path | None = None
 
 
 @dataclass
@@ -253,7 +258,7 @@ def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None
         options = f"out={trace}" + (f",{variant.agent_options}" if variant.agent_options else "")
         if cache_dir is not None:
             options += f",cache={cache_dir}"
-        args = [*variant.jvm, f"-javaagent:{agent}={options}", *args]
+        args = [*variant.jvm, f"-javaagent:{variant.agent or agent}={options}", *args]
     seconds, result = timed_run(java, args, cwd)
     samples.seconds.setdefault(variant.label, []).append(seconds)
     same = (lambda out: workload.normalize(out)) if workload.normalize else (lambda out: out)
@@ -293,6 +298,11 @@ def measure(workload: Workload, variants: list[Variant], java: Path, agent: Path
         run_variant(workload, java, agent, jacoco, Variant("traced-cold", ""), 0, work, samples, False, keep, None,
                     cache_dir=cold)
         shutil.rmtree(cold, ignore_errors=True)
+    if any(v.agent is not None for v in variants):
+        # Each build keeps its own class cache: fill both before runs are counted.
+        for v in variants:
+            if v.label in ("traced", "baseline"):
+                run_variant(workload, java, agent, jacoco, v, -1, work, Samples(), False, False, None)
     for i in range(runs):
         reference = None
         for v in variants:
@@ -357,6 +367,10 @@ def report(results: dict[str, Samples], runs: int) -> None:
         if "jacoco" in j.seconds:
             print(f"  JaCoCo (reference, no trace): {ratio(j, 'jacoco'):.2f}x untraced; traced / JaCoCo = "
                   f"{ratio(j, 'traced', 'jacoco'):.2f}")
+    for name, s in results.items():
+        if "baseline" in s.seconds:
+            print(f"  {name}: traced (this build) / baseline agent = {ratio(s, 'traced', 'baseline'):.3f} "
+                  f"(median of the per-run ratios)")
     if "kernel" in results:
         k = results["kernel"]
         line(f"compute kernel <= {TARGET_KERNEL_SLOWDOWN}x", ratio(k, "traced"), ratio(k, "traced") <= TARGET_KERNEL_SLOWDOWN)
@@ -391,13 +405,18 @@ def report(results: dict[str, Samples], runs: int) -> None:
 WORKLOADS = ["hello", "kernel", "ant", "javac"]
 
 
-def variants_of(name: str, jacoco: Path | None) -> list[Variant]:
+def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
+                only: list[str] | None = None) -> list[Variant]:
     v = [Variant("untraced", None), Variant("traced", "")]
+    if baseline is not None:
+        v.append(Variant("baseline", "", agent=baseline))
     if name == "javac":
         v += [Variant("method", "level=method"), Variant("blocking-off", "blocking=off"),
               Variant("zlib", "", jvm=("-Djbgui.codec=zlib",))]
         if jacoco:
             v.append(Variant("jacoco", None, jacoco=True))
+    if only:
+        v = [x for x in v if x.label in ("untraced", "baseline") or x.label in only]
     return v
 
 
@@ -409,6 +428,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--package", default="java/util", help="the java.base package javac compiles (default java/util)")
     parser.add_argument("--no-check", action="store_true", help="do not run jbtrace check on the traces")
     parser.add_argument("--keep", action="store_true", help="keep the work directory and the traces")
+    parser.add_argument("--baseline-agent", type=Path, metavar="JAR",
+                        help="another build's jbgui-agent.jar, run beside this one as the variant 'baseline'")
+    parser.add_argument("--variant", action="append", metavar="LABEL",
+                        help="run only these variants (traced, method, blocking-off, zlib, jacoco; repeatable)"
+                             " besides untraced and baseline")
     args = parser.parse_args(argv)
 
     try:
@@ -435,7 +459,8 @@ def main(argv: list[str] | None = None) -> int:
                 workload = javac_workload(java_home, work, args.package)
             if workload.setup_note:
                 print(f"{name}: {workload.setup_note}", file=sys.stderr)
-            results[name] = measure(workload, variants_of(name, jacoco), java, agent, jacoco, args.runs, work,
+            results[name] = measure(workload, variants_of(name, jacoco, args.baseline_agent, args.variant), java,
+                                    agent, jacoco, args.runs, work,
                                     not args.no_check, args.keep)
         report(results, args.runs)
     finally:
