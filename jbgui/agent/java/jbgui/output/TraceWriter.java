@@ -378,6 +378,14 @@ public final class TraceWriter implements Runnable {
     }
 
     private static void handle(Object item) throws IOException {
+        handled++;
+        if (WRITER_DELAY_MILLIS > 0) {
+            try {
+                Thread.sleep(WRITER_DELAY_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (item instanceof Events) {
             Events ev = (Events) item;
             writeEvents(ev);
@@ -530,11 +538,7 @@ public final class TraceWriter implements Runnable {
             Tracer.finishShared();
         }
         QUEUE.add(STOP);
-        try {
-            writerThread.join(120_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        awaitWriter();
         stopped = true;
         try {
             synchronized (FLOW) {
@@ -553,6 +557,42 @@ public final class TraceWriter implements Runnable {
             writeTraceJson(writerThread.isAlive() ? "incomplete" : "complete", reason);
         } catch (IOException e) {
             System.err.println("jbgui agent: could not finish the trace in " + dir + ": " + e);
+        }
+    }
+
+    /** Items the writer has handled: shutdown waits while this moves. */
+    private static volatile long handled;
+    /**
+     * How long shutdown waits for a writer that handles nothing before it gives up on it: 120 s,
+     * or -Djbgui.writerStallSeconds (for tests, with -Djbgui.writerDelayMillis: a pause before
+     * each item the writer handles, standing in for a slow machine).
+     */
+    static final long STALLED_WRITER_NANOS = Long.getLong("jbgui.writerStallSeconds", 120L) * 1_000_000_000L;
+    private static final long WRITER_DELAY_MILLIS = Long.getLong("jbgui.writerDelayMillis", 0L);
+
+    /**
+     * Waits for the writer to drain the queue, as long as it makes progress: a cold start on a
+     * loaded machine (every class described and cached at the exit of a short program) took over
+     * the two minutes a fixed timeout allowed, and the trace ended "incomplete" with its events
+     * still queued. Only a writer that handles nothing for {@link #STALLED_WRITER_NANOS} is left.
+     */
+    private static void awaitWriter() {
+        long seen = handled;
+        long since = System.nanoTime();
+        while (writerThread.isAlive()) {
+            try {
+                writerThread.join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            long now = handled;
+            if (now != seen) {
+                seen = now;
+                since = System.nanoTime();
+            } else if (System.nanoTime() - since > STALLED_WRITER_NANOS) {
+                return;
+            }
         }
     }
 
