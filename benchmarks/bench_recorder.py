@@ -8,8 +8,9 @@ Workloads (``--workload``, repeatable; default: all that can run here):
 ``javac``         javac compiling the top-level files of ``java/util`` (121 files on JDK 17) from
                   the JDK's own ``lib/src.zip`` (Debian: ``openjdk-17-source``), as a patch of
                   ``java.base``; traced three ways beside the untraced run: the default trace,
-                  ``level=method``, ``blocking=off`` (the cost of the clock stamps around
-                  blocking calls is the difference) and ``zlib`` (``-Djbgui.codec=zlib``: the
+                  ``level=method``, ``blocking=off`` (the default records clock stamps around
+                  blocking calls: their cost is the difference; ``--variant traced --variant
+                  blocking-off`` runs only that pair beside the untraced run) and ``zlib`` (``-Djbgui.codec=zlib``: the
                   codec before zstd, for its cost and bytes/event); and under JaCoCo's agent (Debian
                   ``libjacoco-java``), the reference cost of instrumentation without a trace.
 ``kernel``        a compute-heavy kernel (integer loops, arrays, small methods).
@@ -24,6 +25,7 @@ or MISSED, and the README's performance table. It asserts nothing: numbers are f
     python benchmarks/bench_recorder.py                   # everything, 3 runs each
     python benchmarks/bench_recorder.py --runs 1 --workload hello --workload kernel
     python benchmarks/bench_recorder.py --no-check         # skip jbtrace check (minutes on javac)
+    python benchmarks/bench_recorder.py --workload javac --variant traced --variant blocking-off
 """
 
 from __future__ import annotations
@@ -382,6 +384,8 @@ def report(results: dict[str, Samples], runs: int) -> None:
     print("| workload | untraced | traced | slowdown | bytes/event |")
     print("|---|---|---|---|---|")
     for name, s in results.items():
+        if "traced" not in s.seconds:
+            continue
         events = median(s.events.get("traced", []))
         per = f"{median(s.event_bytes['traced']) / events:.3f}" if events else "—"
         print(f"| {name} | {median(s.seconds['untraced']):.2f} s | {median(s.seconds['traced']):.2f} s | "
@@ -409,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--package", default="java/util", help="the java.base package javac compiles (default java/util)")
     parser.add_argument("--no-check", action="store_true", help="do not run jbtrace check on the traces")
     parser.add_argument("--keep", action="store_true", help="keep the work directory and the traces")
+    parser.add_argument("--variant", action="append", metavar="LABEL",
+                        help="run only these variants (repeatable; 'untraced' is always run): e.g. "
+                             "--variant traced --variant blocking-off for the cost of the clock stamps")
     args = parser.parse_args(argv)
 
     try:
@@ -435,7 +442,9 @@ def main(argv: list[str] | None = None) -> int:
                 workload = javac_workload(java_home, work, args.package)
             if workload.setup_note:
                 print(f"{name}: {workload.setup_note}", file=sys.stderr)
-            results[name] = measure(workload, variants_of(name, jacoco), java, agent, jacoco, args.runs, work,
+            variants = [v for v in variants_of(name, jacoco)
+                        if not args.variant or v.label == "untraced" or v.label in args.variant]
+            results[name] = measure(workload, variants, java, agent, jacoco, args.runs, work,
                                     not args.no_check, args.keep)
         report(results, args.runs)
     finally:
