@@ -49,12 +49,13 @@ final class Options {
      */
     int clockMicros = 0;
     /**
-     * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O). Off by
-     * default for now: the writer's flush samples can land out of order with the thread's own
-     * stamps, and the explorer's time-to-event inverse (ranges, timeline queries) needs a strictly
-     * increasing clock; blocking=on records them (docs/trace-format.md).
+     * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O), on by
+     * default: without them a thread's pause is spread over the events of a whole buffer. Two
+     * clock reads and two clock.bin records per blocking call; the reader turns them and the
+     * flush samples into one monotonic event-to-time mapping per thread
+     * (jbgui/model/blocking_times.py). blocking=off records none; mode 1 never does.
      */
-    boolean blocking = false;
+    boolean blocking = true;
 
     /** $JBGUI_CACHE/classes, else $XDG_CACHE_HOME/jbgui/classes, else ~/.cache/jbgui/classes. */
     private static File defaultCacheDir() {
