@@ -49,13 +49,13 @@ final class Options {
      */
     int clockMicros = 0;
     /**
-     * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O), on by
-     * default: without them a thread's pause is spread over the events of a whole buffer. Two
-     * clock reads and two clock.bin records per blocking call; the reader turns them and the
-     * flush samples into one monotonic event-to-time mapping per thread
-     * (jbgui/model/blocking_times.py). blocking=off records none; mode 1 never does.
+     * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O). Off by
+     * default for now: the reader makes one monotonic event-to-time mapping per thread from them
+     * (jbgui/model/blocking_times.py), but with them the timeline's merged rectangles
+     * (tests/model/test_timeline.py, test_merged_subtrees_cover_the_same_pixels, on the
+     * multithread program) cover pixels where no call is; blocking=on records them.
      */
-    boolean blocking = true;
+    boolean blocking = false;
 
     /** $JBGUI_CACHE/classes, else $XDG_CACHE_HOME/jbgui/classes, else ~/.cache/jbgui/classes. */
     private static File defaultCacheDir() {
