@@ -43,25 +43,29 @@ _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same
 @numba.njit(cache=True, nogil=True)
 def _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old):
     """First passes of :func:`_remerge`: each node's nearest visible ancestor (``anc``), which
-    nodes receive a hidden node's children, and how many nodes need the hash table."""
+    nodes receive a hidden node's children, and how many nodes need the hash table. ``root`` and
+    ``kept`` may be empty: no node is made a root, every node is kept."""
     n = len(parent)
+    any_root = len(root) > 0
+    any_dropped = len(kept) > 0
     for i in range(n):
         p = parent[i]
         a = -1
         if p >= 0:
             a = p if visible[p] else anc[p]
         anc[i] = a
-        if kept[i] and not visible[i] and a >= 0:
+        if not visible[i] and a >= 0 and (not any_dropped or kept[i]):
             receives[a] = True
     # which nodes will need the hash table (purity does not depend on what the table finds):
     # size the table for those alone
     hashed = 0
     for i in range(n):
-        if not (kept[i] and visible[i]):
+        if not visible[i] or (any_dropped and not kept[i]):
             continue
         a = anc[i]
-        if root[i] or a < 0:
-            direct = roots_pure and not root[i]
+        is_root = any_root and root[i]
+        if is_root or a < 0:
+            direct = roots_pure and not is_root
         else:
             direct = pure_old[a]
         if direct:
@@ -73,20 +77,27 @@ def _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_o
 
 @numba.njit(cache=True, nogil=True)
 def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
-                  table_k, table_v, newid, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self,
-                  o_same, pure):
-    """The merging pass of :func:`_remerge`; returns the number of new nodes."""
+                  table_k, table_v, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure, o_roots):
+    """The merging pass of :func:`_remerge`; returns the number of new nodes and of roots. ``anc``
+    (each node's nearest visible ancestor, from the plan) is overwritten in node order with each
+    node's new id (-1: dropped): an ancestor's entry is read after it was replaced, a node's own
+    entry just before. The outputs need no initial values: a new node's entries are written when
+    it is created (a store, not an addition to memory just zeroed), then added to."""
     n = len(parent)
+    any_root = len(root) > 0
+    any_dropped = len(kept) > 0
     m = 0
+    r = 0
     for i in range(n):
         a = anc[i]
-        if not kept[i]:
-            newid[i] = -1
+        if any_dropped and not kept[i]:
+            anc[i] = -1
             continue
         if visible[i]:
+            is_root = any_root and root[i]
             np_ = -1
-            if not root[i] and a >= 0:
-                np_ = newid[a]
+            if not is_root and a >= 0:
+                np_ = anc[a]
             created = False
             if (np_ >= 0 and pure[np_]) or (np_ < 0 and roots_pure):
                 node = m
@@ -100,42 +111,52 @@ def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roo
                     node = m
                     m += 1
                     created = True
+                    pure[node] = False      # it may stand for several old nodes
                     table_k[slot] = packed
                     table_v[slot] = node
                 else:
                     node = table_v[slot]
+            anc[i] = node
             if created:
                 o_parent[node] = np_
                 o_key[node] = key[i]
-                o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
+                if np_ < 0:
+                    o_depth[node] = 0
+                    o_roots[r] = node
+                    r += 1
+                else:
+                    o_depth[node] = o_depth[np_] + 1
                 j = same[i]
-                while j >= 0 and not (visible[j] and kept[j]):
+                while j >= 0 and not (visible[j] and (not any_dropped or kept[j])):
                     j = same[j]
-                if j >= 0 and not root[i]:
-                    o_same[node] = newid[j]
-            newid[i] = node
-            o_calls[node] += calls[i]
-            for c in range(incl.shape[1]):
-                o_incl[node, c] += incl[i, c]
-                o_self[node, c] += incl[i, c]
-                if np_ >= 0:
-                    o_self[np_, c] -= incl[i, c]
-            for c in range(own.shape[1]):
-                o_own[node, c] += own[i, c]
-            o_flags[node] |= flags[i]
+                o_same[node] = anc[j] if j >= 0 and not is_root else -1
+                o_calls[node] = calls[i]
+                for c in range(incl.shape[1]):
+                    o_incl[node, c] = incl[i, c]
+                for c in range(own.shape[1]):
+                    o_own[node, c] = own[i, c]
+                o_flags[node] = flags[i]
+            else:
+                o_calls[node] += calls[i]
+                for c in range(incl.shape[1]):
+                    o_incl[node, c] += incl[i, c]
+                for c in range(own.shape[1]):
+                    o_own[node, c] += own[i, c]
+                o_flags[node] |= flags[i]
         else:
-            t = newid[a] if a >= 0 else -1
-            newid[i] = t
+            t = anc[a] if a >= 0 else -1
+            anc[i] = t
             if t >= 0:
                 for c in range(own.shape[1]):
                     o_own[t, c] += own[i, c]
-    return m
+    return m, r
 
 
-def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same):
+def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, own_fits_32=False):
     """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
     nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
-    nodes go to the node that stands for them.
+    nodes go to the node that stands for them. ``root`` and ``kept`` may be None (no new roots,
+    every node kept).
 
     Only paths that can collide are looked up in a hash table: under a new node that stands for
     exactly one old node which receives no hidden node's children, the new children are that old
@@ -147,11 +168,16 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
 
     The arrays are allocated here, by numpy, not in the kernels: numpy asks for transparent huge
     pages, and first touching hundreds of megabytes of small pages (page faults, reclaiming
-    page cache) cost more than the merge itself on a busy machine."""
+    page cache) cost more than the merge itself on a busy machine. Every byte written per node
+    counts (a tree of ten million nodes): node ids, keys, depths and flags are 32-bit, the
+    exception counts too when ``own_fits_32`` (their sum over the tree fits), the inclusive
+    weights are laid out by column (a view's pass over one weight reads that column alone), and
+    own weights are not computed here (:meth:`Tree.own` derives one weight's when asked)."""
     n = len(parent)
-    # node ids, keys, depths and flags in 32 bits (as the cached trees hold them): the output is
-    # touched once, and each byte less is a page fault less on a tree of ten million nodes
     idx = np.int32 if n < 2**31 - 1 else np.int64
+    none = np.zeros(0, np.bool_)
+    root = none if root is None else root
+    kept = none if kept is None else kept
     anc = np.empty(n, idx)
     receives = np.zeros(n, np.bool_)
     pure_old = np.zeros(n, np.bool_)
@@ -162,21 +188,60 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
         size *= 2
     table_k = np.full(size, _EMPTY, np.int64)
     table_v = np.zeros(size, np.int64)
-    newid = np.empty(n, idx)
     o_parent = np.empty(n, idx)
     o_key = np.empty(n, np.result_type(key.dtype, np.int32))
     o_depth = np.empty(n, np.int32)
-    o_calls = np.zeros(n, np.int64)
-    o_incl = np.zeros((n, incl.shape[1]), np.int64)
-    o_own = np.zeros((n, own.shape[1]), np.int64)
-    o_flags = np.zeros(n, np.result_type(flags.dtype, np.int32))
-    o_self = np.zeros((n, incl.shape[1]), np.int64)
-    o_same = np.full(n, -1, idx)
-    pure = np.zeros(n, np.bool_)
-    m = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
-                      table_k, table_v, newid, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self,
-                      o_same, pure)
-    return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self, o_same
+    o_calls = np.empty(n, np.int64)
+    o_incl = np.empty((incl.shape[1], n), np.int64).T
+    o_own = np.empty((n, own.shape[1]), np.int32 if own_fits_32 else np.int64)
+    o_flags = np.empty(n, np.result_type(flags.dtype, np.int32))
+    o_same = np.empty(n, idx)
+    pure = np.empty(n, np.bool_)
+    o_roots = np.empty(n, np.int64)
+    m, r = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
+                         table_k, table_v, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure,
+                         o_roots)
+    return m, o_roots[:r].copy(), o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same
+
+
+@numba.njit(cache=True, nogil=True)
+def _column_sums(a):
+    """Sum of each column of a 2-d array, in int64 (numpy's axis-0 sum of a narrower type
+    through a cast is many times slower)."""
+    out = np.zeros(a.shape[1], np.int64)
+    for i in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            out[c] += a[i, c]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _key_presence(key):
+    """Per key value up to the largest: whether a node has it (a negative key marks the last
+    value, as numpy's indexing did)."""
+    top = 0
+    for k in key:
+        if k > top:
+            top = k
+    present = np.zeros(top + 1, np.bool_)
+    for k in key:
+        present[k] = True
+    return present
+
+
+@numba.njit(cache=True, nogil=True)
+def _own_column_in(parent, incl, own):
+    for i in range(len(parent)):
+        p = parent[i]
+        if p >= 0:
+            own[p] -= incl[i]
+
+
+def _own_column(parent, incl):
+    """One weight's own values: inclusive less the children's inclusive."""
+    own = np.array(incl, np.int64)
+    _own_column_in(parent, incl, own)
+    return own
 
 
 @numba.njit(cache=True, nogil=True)
@@ -331,8 +396,8 @@ class Tree:
     key: np.ndarray
     depth: np.ndarray
     calls: np.ndarray
-    incl: np.ndarray     # (n, 3) int64
-    own_counts: np.ndarray  # (n, 2) int64: exceptions thrown, caught
+    incl: np.ndarray     # (n, 3) int64, by row or (transformed trees) by column
+    own_counts: np.ndarray  # (n, 2) int64 or int32: exceptions thrown, caught
     flags: np.ndarray
 
     def __len__(self) -> int:
@@ -350,7 +415,14 @@ class Tree:
         """Own weight per node (for ``calls``: the node's own calls)."""
         if weight == "calls":
             return self.calls
-        return self._own[:, _INCL[weight]]
+        c = _INCL[weight]
+        full = self.__dict__.get("_own")
+        if full is not None:
+            return full[:, c]
+        cols = self.__dict__.setdefault("_own_columns", {})
+        if c not in cols:       # one weight's pass, not all three (a view shows one weight)
+            cols[c] = _own_column(self.parent, self.incl[:, c])
+        return cols[c]
 
     @cached_property
     def _incl_calls(self) -> np.ndarray:
@@ -434,8 +506,7 @@ class Tree:
         """(distinct keys sorted, dense index per key value), shared by the trees derived from
         this one (transforms never invent keys)."""
         if self.key_space is None:
-            present = np.zeros(int(self.key.max()) + 1 if len(self.key) else 1, np.bool_)
-            present[self.key] = True
+            present = _key_presence(self.key)
             # dense indices in 32 bits: there are far fewer keys than nodes, and this is per node
             self.key_space = (np.flatnonzero(present).astype(np.int64), (np.cumsum(present) - 1).astype(np.int32))
         return self.key_space
@@ -467,6 +538,8 @@ class Tree:
 
     def total(self, weight: str = "bytecodes") -> int:
         """The whole tree's weight (sum over roots)."""
+        if weight == "calls" and "_incl_calls" not in self.__dict__:
+            return int(np.sum(self.calls, dtype=np.int64))     # every node's calls: no subtree sums
         return int(self.inclusive(weight)[self.roots].sum())
 
     # ------------------------------------------------------------------ building
@@ -502,22 +575,37 @@ class Tree:
                 kept: np.ndarray | None = None) -> Tree:
         """The tree with hidden nodes removed (children attached to the nearest visible
         ancestor), ``root`` nodes made roots, nodes outside ``kept`` dropped, and identical
-        paths merged."""
+        paths merged. ``kept`` is expected to be the subtrees of the ``root`` nodes (as the focus
+        transforms make them): the nearest same-key ancestors are carried over only then."""
         n = len(self)
         visible = np.ones(n, np.bool_) if visible is None else np.asarray(visible, np.bool_)
-        root = np.zeros(n, np.bool_) if root is None else np.asarray(root, np.bool_)
-        kept = np.ones(n, np.bool_) if kept is None else np.asarray(kept, np.bool_)
+        root = None if root is None else np.asarray(root, np.bool_)
+        kept = None if kept is None else np.asarray(kept, np.bool_)
+        if root is not None and not root.any():
+            root = None
+        if kept is not None and kept.all():
+            kept = None
         top = self.roots
-        roots_pure = (not root.any() and bool(np.all(visible[top] | ~kept[top]))
+        roots_pure = (root is None and bool(np.all(visible[top] | (False if kept is None else ~kept[top])))
                       and len(np.unique(self.key[top])) == len(top))
-        m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
-                            self.flags, roots_pure, self.same_key_ancestor)
+        m, roots, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl,
+                                   self.own_counts, self.flags, roots_pure, self.same_key_ancestor,
+                                   own_fits_32=self.own_bound < 2**31)
         # views, not copies: copying a tree of millions of nodes costs more than the memory saved
-        out = Tree(*(c[:m] for c in cols[:-2]))
-        out.__dict__["_own"] = cols[-2][:m]     # own weights and nearest same-key ancestors,
-        out.__dict__["same_key_ancestor"] = cols[-1][:m]   # computed in the same pass
+        out = Tree(*(c[:m] for c in cols[:-1]))
+        out.__dict__["same_key_ancestor"] = cols[-1][:m]   # computed in the same pass,
+        out.__dict__["roots"] = roots                       # as the roots
+        out.__dict__["own_bound"] = self.own_bound          # hidden nodes' counts go to kept ones
         out.key_space = self._key_space()
         return out
+
+    @cached_property
+    def own_bound(self) -> int:
+        """An upper bound of any node's exception counts in this tree or one derived from it (a
+        re-merge adds a hidden node's counts to one node, never more): the larger column sum."""
+        if not len(self):
+            return 0
+        return int(_column_sums(self.own_counts).max())
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The columns to store; node ids, keys, depths, flags and exception counts narrowed to
@@ -633,7 +721,8 @@ def load_or_store_arrays(directory, name: str, keys: tuple[str, ...], compute, s
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir()
             for k in keys:
-                np.save(tmp / f"{k}.npy", np.ascontiguousarray(arrays[k]))
+                a = np.asarray(arrays[k])     # by column when it is (a tree's weights)
+                np.save(tmp / f"{k}.npy", a if a.flags.f_contiguous and a.ndim > 1 else np.ascontiguousarray(a))
             shutil.rmtree(folder, ignore_errors=True)
             tmp.rename(folder)
         except OSError:
