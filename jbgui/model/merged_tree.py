@@ -40,6 +40,20 @@ _METHODS_TABLE = "methods_table.npz"
 _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same", "child_start", "child_list")
 
 
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _pair_slot(table, key):
+    """Slot of ``key`` in an open-addressing table of (key, value) pairs side by side
+    (``table[2 * slot]``, ``table[2 * slot + 1]``; linear probing, EMPTY ends a probe): a lookup
+    that finds its key reads one cache line, not one in a key array and one in a value array."""
+    mask = (len(table) >> 1) - 1
+    i = (((key ^ (key >> 29)) * 0x5851F42D4C957F2D) >> 17) & mask
+    while True:
+        k = table[2 * i]
+        if k == key or k == _EMPTY:
+            return i
+        i = (i + 1) & mask
+
+
 @numba.njit(cache=True, nogil=True)
 def _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old):
     """First passes of :func:`_remerge`: each node's nearest visible ancestor (``anc``), which
@@ -77,7 +91,7 @@ def _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_o
 
 @numba.njit(cache=True, nogil=True)
 def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
-                  table_k, table_v, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure, o_roots):
+                  table, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure, o_roots):
     """The merging pass of :func:`_remerge`; returns the number of new nodes and of roots. ``anc``
     (each node's nearest visible ancestor, from the plan) is overwritten in node order with each
     node's new id (-1: dropped): an ancestor's entry is read after it was replaced, a node's own
@@ -106,16 +120,16 @@ def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roo
                 pure[node] = not receives[i]
             else:
                 packed = ((np_ + 1) << 32) | key[i]
-                slot = K._slot(table_k, packed)
-                if table_k[slot] == _EMPTY:
+                slot = _pair_slot(table, packed)
+                if table[2 * slot] == _EMPTY:
                     node = m
                     m += 1
                     created = True
                     pure[node] = False      # it may stand for several old nodes
-                    table_k[slot] = packed
-                    table_v[slot] = node
+                    table[2 * slot] = packed
+                    table[2 * slot + 1] = node
                 else:
-                    node = table_v[slot]
+                    node = table[2 * slot + 1]
             anc[i] = node
             if created:
                 o_parent[node] = np_
@@ -186,8 +200,7 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
     size = 16
     while size < 2 * hashed + 2:
         size *= 2
-    table_k = np.full(size, _EMPTY, np.int64)
-    table_v = np.zeros(size, np.int64)
+    table = np.full(2 * size, _EMPTY, np.int64)
     o_parent = np.empty(n, idx)
     o_key = np.empty(n, np.result_type(key.dtype, np.int32))
     o_depth = np.empty(n, np.int32)
@@ -199,7 +212,7 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
     pure = np.empty(n, np.bool_)
     o_roots = np.empty(n, np.int64)
     m, r = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
-                         table_k, table_v, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure,
+                         table, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure,
                          o_roots)
     return m, o_roots[:r].copy(), o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same
 

@@ -226,7 +226,7 @@ def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
         raise ValueError(f"group must be one of {', '.join(GROUPS)}")
     keys, dense = tree._key_space()    # every key value of the tree has a dense index
     names, row_keys, row_of_dense = _rows(statics, keys, group)
-    names = list(names)
+    names, row_keys = list(names), row_keys.copy()      # kept for the next table: not shared
     n = len(names)
     # a row per key value (keys are small integers): the pass maps each node's key itself, with
     # no per-node array of rows
