@@ -276,18 +276,23 @@ def _subtract_children(parent, incl):
 
 @numba.njit(cache=True, nogil=True)
 def _csr_in(parent, start, out):
+    """Counts by parent, their running sums, then each child placed at its parent's next
+    place; that moves each parent's start to the next parent's, so the starts are shifted back
+    (no array of fill positions: ten million nodes' worth of pages less to touch)."""
     n = len(parent)
     for i in range(n):
         if parent[i] >= 0:
             start[parent[i] + 1] += 1
     for i in range(n):
         start[i + 1] += start[i]
-    fill = start[:-1].copy()
     for i in range(n):
         p = parent[i]
         if p >= 0:
-            out[fill[p]] = i
-            fill[p] += 1
+            out[start[p]] = i
+            start[p] += 1
+    for i in range(n, 0, -1):
+        start[i] = start[i - 1]
+    start[0] = 0
 
 
 def _csr(parent):
