@@ -37,6 +37,10 @@ _INCL = {"bytecodes": 0, "blocks": 1, "time": 2}
 _EMPTY = K.EMPTY
 _FOREST_DIR = "merged_cct"
 _METHODS_TABLE = "methods_table.npz"
+# whether a re-merge checks the new children of receiving nodes for equal keys (see
+# _remerge_plan); on javac's java/util/stream trace it leaves 166 of 662,036 lookups to toggling
+# only my code and none of 1,581,181 to merging HashSet.add, for two light passes
+CHECK_GROUPS = True
 _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same", "child_start", "child_list")
 
 
@@ -55,23 +59,63 @@ def _pair_slot(table, key):
 
 
 @numba.njit(cache=True, nogil=True)
-def _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old):
+def _remerge_plan(parent, key, visible, root, kept, roots_pure, anc, receives, pure_old, check_groups):
     """First passes of :func:`_remerge`: each node's nearest visible ancestor (``anc``), which
-    nodes receive a hidden node's children, and how many nodes need the hash table. ``root`` and
-    ``kept`` may be empty: no node is made a root, every node is kept."""
+    nodes receive a hidden node's children, which nodes' new node can take its children without
+    the hash table (``pure_old``), and how many nodes need the table. ``root`` and ``kept`` may
+    be empty: no node is made a root, every node is kept.
+
+    A new node is *pure* when it stands for one old node alone and its new children have
+    distinct keys: then they are created directly. An old node that receives no hidden node's
+    children has distinct children (a merged tree's siblings differ). With ``check_groups``, the
+    new children of each receiving node are also checked for equal keys (a small hash table of
+    those nodes alone): where none are equal, the node stays pure, and a node looked up in the
+    table whose key no other child of its parent has stands for itself alone, so its children
+    are direct again. Merging a method hidden under few callers then looks up the callers' new
+    children, not everything below them. Returns (number hashed, number of receiving nodes)."""
     n = len(parent)
     any_root = len(root) > 0
     any_dropped = len(kept) > 0
+    n_receivers = 0
     for i in range(n):
         p = parent[i]
         a = -1
         if p >= 0:
             a = p if visible[p] else anc[p]
         anc[i] = a
-        if not visible[i] and a >= 0 and (not any_dropped or kept[i]):
+        if not visible[i] and a >= 0 and (not any_dropped or kept[i]) and not receives[a]:
             receives[a] = True
+            n_receivers += 1
+    # equal keys among the new children of receiving nodes
+    dup = np.zeros(n if check_groups else 0, np.bool_)
+    group_dup = np.zeros(n if check_groups else 0, np.bool_)
+    if check_groups and n_receivers:
+        members = 0
+        for i in range(n):
+            a = anc[i]
+            if visible[i] and a >= 0 and receives[a] and not (any_root and root[i]) and \
+                    (not any_dropped or (kept[i] and kept[a])):
+                members += 1
+        size = 16
+        while size < 2 * members + 2:
+            size *= 2
+        table = np.full(2 * size, _EMPTY, np.int64)
+        for i in range(n):
+            a = anc[i]
+            if visible[i] and a >= 0 and receives[a] and not (any_root and root[i]) and \
+                    (not any_dropped or (kept[i] and kept[a])):
+                packed = ((a + 1) << 32) | key[i]
+                slot = _pair_slot(table, packed)
+                if table[2 * slot] == _EMPTY:
+                    table[2 * slot] = packed
+                    table[2 * slot + 1] = i
+                else:
+                    dup[i] = True
+                    dup[table[2 * slot + 1]] = True
+                    group_dup[a] = True
     # which nodes will need the hash table (purity does not depend on what the table finds):
-    # size the table for those alone
+    # size the table for those alone. ``sole``: the node's new node stands for it alone.
+    sole = np.zeros(n if check_groups else 0, np.bool_)
     hashed = 0
     for i in range(n):
         if not visible[i] or (any_dropped and not kept[i]):
@@ -80,17 +124,22 @@ def _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_o
         is_root = any_root and root[i]
         if is_root or a < 0:
             direct = roots_pure and not is_root
+            alone = direct
         else:
             direct = pure_old[a]
-        if direct:
-            pure_old[i] = not receives[i]
-        else:
+            alone = direct or (check_groups and sole[a] and not dup[i])
+        if not direct:
             hashed += 1
-    return hashed
+        if check_groups:
+            sole[i] = alone
+            pure_old[i] = alone and (not receives[i] or not group_dup[i])
+        else:
+            pure_old[i] = alone and not receives[i]
+    return hashed, n_receivers
 
 
 @numba.njit(cache=True, nogil=True)
-def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
+def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, pure_old,
                   table, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure, o_roots):
     """The merging pass of :func:`_remerge`; returns the number of new nodes and of roots. ``anc``
     (each node's nearest visible ancestor, from the plan) is overwritten in node order with each
@@ -117,7 +166,7 @@ def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roo
                 node = m
                 m += 1
                 created = True
-                pure[node] = not receives[i]
+                pure[node] = pure_old[i]
             else:
                 packed = ((np_ + 1) << 32) | key[i]
                 slot = _pair_slot(table, packed)
@@ -125,7 +174,7 @@ def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roo
                     node = m
                     m += 1
                     created = True
-                    pure[node] = False      # it may stand for several old nodes
+                    pure[node] = pure_old[i]     # false when it may stand for several old nodes
                     table[2 * slot] = packed
                     table[2 * slot + 1] = node
                 else:
@@ -166,7 +215,8 @@ def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roo
     return m, r
 
 
-def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, own_fits_32=False):
+def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, own_fits_32=False,
+             check_groups=None):
     """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
     nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
     nodes go to the node that stands for them. ``root`` and ``kept`` may be None (no new roots,
@@ -188,6 +238,8 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
     weights are laid out by column (a view's pass over one weight reads that column alone), and
     own weights are not computed here (:meth:`Tree.own` derives one weight's when asked)."""
     n = len(parent)
+    if check_groups is None:
+        check_groups = CHECK_GROUPS
     idx = np.int32 if n < 2**31 - 1 else np.int64
     none = np.zeros(0, np.bool_)
     root = none if root is None else root
@@ -195,8 +247,8 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
     anc = np.empty(n, idx)
     receives = np.zeros(n, np.bool_)
     pure_old = np.zeros(n, np.bool_)
-    hashed = _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old)
-    del pure_old
+    hashed, _ = _remerge_plan(parent, key, visible, root, kept, roots_pure, anc, receives, pure_old, check_groups)
+    del receives
     size = 16
     while size < 2 * hashed + 2:
         size *= 2
@@ -211,7 +263,7 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
     o_same = np.empty(n, idx)
     pure = np.empty(n, np.bool_)
     o_roots = np.empty(n, np.int64)
-    m, r = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
+    m, r = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, pure_old,
                          table, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure,
                          o_roots)
     return m, o_roots[:r].copy(), o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same

@@ -80,8 +80,21 @@ def reference_table(tree: MT.Tree, row_of_key: np.ndarray, n_rows: int) -> np.nd
 
 
 def check_remerge(tree: MT.Tree, visible=None, root=None, kept=None) -> MT.Tree:
-    got = tree.remerge(visible=visible, root=root, kept=kept)
+    """Both ways of deciding which nodes need the hash table (checking the receiving nodes'
+    new children for equal keys, or not) give the reference's tree."""
     want = reference_remerge(tree, visible, root, kept)
+    saved = MT.CHECK_GROUPS
+    try:
+        for check in (True, False):
+            MT.CHECK_GROUPS = check
+            got = check_remerge_against(tree, want, visible, root, kept)
+    finally:
+        MT.CHECK_GROUPS = saved
+    return got
+
+
+def check_remerge_against(tree: MT.Tree, want, visible, root, kept) -> MT.Tree:
+    got = tree.remerge(visible=visible, root=root, kept=kept)
     paths = [got.path(n) for n in range(len(got))]
     assert len(got) == len(want) and set(paths) == set(want)
     # the new nodes in the order of the first old node each stands for
