@@ -37,105 +37,190 @@ _INCL = {"bytecodes": 0, "blocks": 1, "time": 2}
 _EMPTY = K.EMPTY
 _FOREST_DIR = "merged_cct"
 _METHODS_TABLE = "methods_table.npz"
+# whether a re-merge checks the new children of receiving nodes for equal keys (see
+# _remerge_plan); on javac's java/util/stream trace it leaves 166 of 662,036 lookups to toggling
+# only my code and none of 1,581,181 to merging HashSet.add, for two light passes
+CHECK_GROUPS = True
 _FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same", "child_start", "child_list")
 
 
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _pair_slot(table, key):
+    """Slot of ``key`` in an open-addressing table of (key, value) pairs side by side
+    (``table[2 * slot]``, ``table[2 * slot + 1]``; linear probing, EMPTY ends a probe): a lookup
+    that finds its key reads one cache line, not one in a key array and one in a value array."""
+    mask = (len(table) >> 1) - 1
+    i = (((key ^ (key >> 29)) * 0x5851F42D4C957F2D) >> 17) & mask
+    while True:
+        k = table[2 * i]
+        if k == key or k == _EMPTY:
+            return i
+        i = (i + 1) & mask
+
+
 @numba.njit(cache=True, nogil=True)
-def _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old):
+def _remerge_plan(parent, key, visible, root, kept, roots_pure, anc, receives, pure_old, check_groups):
     """First passes of :func:`_remerge`: each node's nearest visible ancestor (``anc``), which
-    nodes receive a hidden node's children, and how many nodes need the hash table."""
+    nodes receive a hidden node's children, which nodes' new node can take its children without
+    the hash table (``pure_old``), and how many nodes need the table. ``root`` and ``kept`` may
+    be empty: no node is made a root, every node is kept.
+
+    A new node is *pure* when it stands for one old node alone and its new children have
+    distinct keys: then they are created directly. An old node that receives no hidden node's
+    children has distinct children (a merged tree's siblings differ). With ``check_groups``, the
+    new children of each receiving node are also checked for equal keys (a small hash table of
+    those nodes alone): where none are equal, the node stays pure, and a node looked up in the
+    table whose key no other child of its parent has stands for itself alone, so its children
+    are direct again. Merging a method hidden under few callers then looks up the callers' new
+    children, not everything below them. Returns (number hashed, number of receiving nodes)."""
     n = len(parent)
+    any_root = len(root) > 0
+    any_dropped = len(kept) > 0
+    n_receivers = 0
     for i in range(n):
         p = parent[i]
         a = -1
         if p >= 0:
             a = p if visible[p] else anc[p]
         anc[i] = a
-        if kept[i] and not visible[i] and a >= 0:
+        if not visible[i] and a >= 0 and (not any_dropped or kept[i]) and not receives[a]:
             receives[a] = True
+            n_receivers += 1
+    # equal keys among the new children of receiving nodes
+    dup = np.zeros(n if check_groups else 0, np.bool_)
+    group_dup = np.zeros(n if check_groups else 0, np.bool_)
+    if check_groups and n_receivers:
+        members = 0
+        for i in range(n):
+            a = anc[i]
+            if visible[i] and a >= 0 and receives[a] and not (any_root and root[i]) and \
+                    (not any_dropped or (kept[i] and kept[a])):
+                members += 1
+        size = 16
+        while size < 2 * members + 2:
+            size *= 2
+        table = np.full(2 * size, _EMPTY, np.int64)
+        for i in range(n):
+            a = anc[i]
+            if visible[i] and a >= 0 and receives[a] and not (any_root and root[i]) and \
+                    (not any_dropped or (kept[i] and kept[a])):
+                packed = ((a + 1) << 32) | key[i]
+                slot = _pair_slot(table, packed)
+                if table[2 * slot] == _EMPTY:
+                    table[2 * slot] = packed
+                    table[2 * slot + 1] = i
+                else:
+                    dup[i] = True
+                    dup[table[2 * slot + 1]] = True
+                    group_dup[a] = True
     # which nodes will need the hash table (purity does not depend on what the table finds):
-    # size the table for those alone
+    # size the table for those alone. ``sole``: the node's new node stands for it alone.
+    sole = np.zeros(n if check_groups else 0, np.bool_)
     hashed = 0
     for i in range(n):
-        if not (kept[i] and visible[i]):
+        if not visible[i] or (any_dropped and not kept[i]):
             continue
         a = anc[i]
-        if root[i] or a < 0:
-            direct = roots_pure and not root[i]
+        is_root = any_root and root[i]
+        if is_root or a < 0:
+            direct = roots_pure and not is_root
+            alone = direct
         else:
             direct = pure_old[a]
-        if direct:
-            pure_old[i] = not receives[i]
-        else:
+            alone = direct or (check_groups and sole[a] and not dup[i])
+        if not direct:
             hashed += 1
-    return hashed
+        if check_groups:
+            sole[i] = alone
+            pure_old[i] = alone and (not receives[i] or not group_dup[i])
+        else:
+            pure_old[i] = alone and not receives[i]
+    return hashed, n_receivers
 
 
 @numba.njit(cache=True, nogil=True)
-def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
-                  table_k, table_v, newid, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self,
-                  o_same, pure):
-    """The merging pass of :func:`_remerge`; returns the number of new nodes."""
+def _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, pure_old,
+                  table, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure, o_roots):
+    """The merging pass of :func:`_remerge`; returns the number of new nodes and of roots. ``anc``
+    (each node's nearest visible ancestor, from the plan) is overwritten in node order with each
+    node's new id (-1: dropped): an ancestor's entry is read after it was replaced, a node's own
+    entry just before. The outputs need no initial values: a new node's entries are written when
+    it is created (a store, not an addition to memory just zeroed), then added to."""
     n = len(parent)
+    any_root = len(root) > 0
+    any_dropped = len(kept) > 0
     m = 0
+    r = 0
     for i in range(n):
         a = anc[i]
-        if not kept[i]:
-            newid[i] = -1
+        if any_dropped and not kept[i]:
+            anc[i] = -1
             continue
         if visible[i]:
+            is_root = any_root and root[i]
             np_ = -1
-            if not root[i] and a >= 0:
-                np_ = newid[a]
+            if not is_root and a >= 0:
+                np_ = anc[a]
             created = False
             if (np_ >= 0 and pure[np_]) or (np_ < 0 and roots_pure):
                 node = m
                 m += 1
                 created = True
-                pure[node] = not receives[i]
+                pure[node] = pure_old[i]
             else:
                 packed = ((np_ + 1) << 32) | key[i]
-                slot = K._slot(table_k, packed)
-                if table_k[slot] == _EMPTY:
+                slot = _pair_slot(table, packed)
+                if table[2 * slot] == _EMPTY:
                     node = m
                     m += 1
                     created = True
-                    table_k[slot] = packed
-                    table_v[slot] = node
+                    pure[node] = pure_old[i]     # false when it may stand for several old nodes
+                    table[2 * slot] = packed
+                    table[2 * slot + 1] = node
                 else:
-                    node = table_v[slot]
+                    node = table[2 * slot + 1]
+            anc[i] = node
             if created:
                 o_parent[node] = np_
                 o_key[node] = key[i]
-                o_depth[node] = 0 if np_ < 0 else o_depth[np_] + 1
+                if np_ < 0:
+                    o_depth[node] = 0
+                    o_roots[r] = node
+                    r += 1
+                else:
+                    o_depth[node] = o_depth[np_] + 1
                 j = same[i]
-                while j >= 0 and not (visible[j] and kept[j]):
+                while j >= 0 and not (visible[j] and (not any_dropped or kept[j])):
                     j = same[j]
-                if j >= 0 and not root[i]:
-                    o_same[node] = newid[j]
-            newid[i] = node
-            o_calls[node] += calls[i]
-            for c in range(incl.shape[1]):
-                o_incl[node, c] += incl[i, c]
-                o_self[node, c] += incl[i, c]
-                if np_ >= 0:
-                    o_self[np_, c] -= incl[i, c]
-            for c in range(own.shape[1]):
-                o_own[node, c] += own[i, c]
-            o_flags[node] |= flags[i]
+                o_same[node] = anc[j] if j >= 0 and not is_root else -1
+                o_calls[node] = calls[i]
+                for c in range(incl.shape[1]):
+                    o_incl[node, c] = incl[i, c]
+                for c in range(own.shape[1]):
+                    o_own[node, c] = own[i, c]
+                o_flags[node] = flags[i]
+            else:
+                o_calls[node] += calls[i]
+                for c in range(incl.shape[1]):
+                    o_incl[node, c] += incl[i, c]
+                for c in range(own.shape[1]):
+                    o_own[node, c] += own[i, c]
+                o_flags[node] |= flags[i]
         else:
-            t = newid[a] if a >= 0 else -1
-            newid[i] = t
+            t = anc[a] if a >= 0 else -1
+            anc[i] = t
             if t >= 0:
                 for c in range(own.shape[1]):
                     o_own[t, c] += own[i, c]
-    return m
+    return m, r
 
 
-def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same):
+def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, own_fits_32=False,
+             check_groups=None):
     """Merge the visible kept nodes by (new parent, key): a hidden node's children attach to its
     nearest visible ancestor, a ``root`` node becomes a root. Own quantities (``own``) of hidden
-    nodes go to the node that stands for them.
+    nodes go to the node that stands for them. ``root`` and ``kept`` may be None (no new roots,
+    every node kept).
 
     Only paths that can collide are looked up in a hash table: under a new node that stands for
     exactly one old node which receives no hidden node's children, the new children are that old
@@ -147,36 +232,81 @@ def _remerge(parent, key, visible, root, kept, calls, incl, own, flags, roots_pu
 
     The arrays are allocated here, by numpy, not in the kernels: numpy asks for transparent huge
     pages, and first touching hundreds of megabytes of small pages (page faults, reclaiming
-    page cache) cost more than the merge itself on a busy machine."""
+    page cache) cost more than the merge itself on a busy machine. Every byte written per node
+    counts (a tree of ten million nodes): node ids, keys, depths and flags are 32-bit, the
+    exception counts too when ``own_fits_32`` (their sum over the tree fits), the inclusive
+    weights are laid out by column (a view's pass over one weight reads that column alone), and
+    own weights are not computed here (:meth:`Tree.own` derives one weight's when asked)."""
     n = len(parent)
-    # node ids, keys, depths and flags in 32 bits (as the cached trees hold them): the output is
-    # touched once, and each byte less is a page fault less on a tree of ten million nodes
+    if check_groups is None:
+        check_groups = CHECK_GROUPS
     idx = np.int32 if n < 2**31 - 1 else np.int64
+    none = np.zeros(0, np.bool_)
+    root = none if root is None else root
+    kept = none if kept is None else kept
     anc = np.empty(n, idx)
     receives = np.zeros(n, np.bool_)
     pure_old = np.zeros(n, np.bool_)
-    hashed = _remerge_plan(parent, visible, root, kept, roots_pure, anc, receives, pure_old)
-    del pure_old
+    hashed, _ = _remerge_plan(parent, key, visible, root, kept, roots_pure, anc, receives, pure_old, check_groups)
+    del receives
     size = 16
     while size < 2 * hashed + 2:
         size *= 2
-    table_k = np.full(size, _EMPTY, np.int64)
-    table_v = np.zeros(size, np.int64)
-    newid = np.empty(n, idx)
+    table = np.full(2 * size, _EMPTY, np.int64)
     o_parent = np.empty(n, idx)
     o_key = np.empty(n, np.result_type(key.dtype, np.int32))
     o_depth = np.empty(n, np.int32)
-    o_calls = np.zeros(n, np.int64)
-    o_incl = np.zeros((n, incl.shape[1]), np.int64)
-    o_own = np.zeros((n, own.shape[1]), np.int64)
-    o_flags = np.zeros(n, np.result_type(flags.dtype, np.int32))
-    o_self = np.zeros((n, incl.shape[1]), np.int64)
-    o_same = np.full(n, -1, idx)
-    pure = np.zeros(n, np.bool_)
-    m = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, receives,
-                      table_k, table_v, newid, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self,
-                      o_same, pure)
-    return m, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_self, o_same
+    o_calls = np.empty(n, np.int64)
+    o_incl = np.empty((incl.shape[1], n), np.int64).T
+    o_own = np.empty((n, own.shape[1]), np.int32 if own_fits_32 else np.int64)
+    o_flags = np.empty(n, np.result_type(flags.dtype, np.int32))
+    o_same = np.empty(n, idx)
+    pure = np.empty(n, np.bool_)
+    o_roots = np.empty(n, np.int64)
+    m, r = _remerge_fill(parent, key, visible, root, kept, calls, incl, own, flags, roots_pure, same, anc, pure_old,
+                         table, o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same, pure,
+                         o_roots)
+    return m, o_roots[:r].copy(), o_parent, o_key, o_depth, o_calls, o_incl, o_own, o_flags, o_same
+
+
+@numba.njit(cache=True, nogil=True)
+def _column_sums(a):
+    """Sum of each column of a 2-d array, in int64 (numpy's axis-0 sum of a narrower type
+    through a cast is many times slower)."""
+    out = np.zeros(a.shape[1], np.int64)
+    for i in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            out[c] += a[i, c]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _key_presence(key):
+    """Per key value up to the largest: whether a node has it (a negative key marks the last
+    value, as numpy's indexing did)."""
+    top = 0
+    for k in key:
+        if k > top:
+            top = k
+    present = np.zeros(top + 1, np.bool_)
+    for k in key:
+        present[k] = True
+    return present
+
+
+@numba.njit(cache=True, nogil=True)
+def _own_column_in(parent, incl, own):
+    for i in range(len(parent)):
+        p = parent[i]
+        if p >= 0:
+            own[p] -= incl[i]
+
+
+def _own_column(parent, incl):
+    """One weight's own values: inclusive less the children's inclusive."""
+    own = np.array(incl, np.int64)
+    _own_column_in(parent, incl, own)
+    return own
 
 
 @numba.njit(cache=True, nogil=True)
@@ -198,18 +328,23 @@ def _subtract_children(parent, incl):
 
 @numba.njit(cache=True, nogil=True)
 def _csr_in(parent, start, out):
+    """Counts by parent, their running sums, then each child placed at its parent's next
+    place; that moves each parent's start to the next parent's, so the starts are shifted back
+    (no array of fill positions: ten million nodes' worth of pages less to touch)."""
     n = len(parent)
     for i in range(n):
         if parent[i] >= 0:
             start[parent[i] + 1] += 1
     for i in range(n):
         start[i + 1] += start[i]
-    fill = start[:-1].copy()
     for i in range(n):
         p = parent[i]
         if p >= 0:
-            out[fill[p]] = i
-            fill[p] += 1
+            out[start[p]] = i
+            start[p] += 1
+    for i in range(n, 0, -1):
+        start[i] = start[i - 1]
+    start[0] = 0
 
 
 def _csr(parent):
@@ -331,8 +466,8 @@ class Tree:
     key: np.ndarray
     depth: np.ndarray
     calls: np.ndarray
-    incl: np.ndarray     # (n, 3) int64
-    own_counts: np.ndarray  # (n, 2) int64: exceptions thrown, caught
+    incl: np.ndarray     # (n, 3) int64, by row or (transformed trees) by column
+    own_counts: np.ndarray  # (n, 2) int64 or int32: exceptions thrown, caught
     flags: np.ndarray
 
     def __len__(self) -> int:
@@ -350,7 +485,14 @@ class Tree:
         """Own weight per node (for ``calls``: the node's own calls)."""
         if weight == "calls":
             return self.calls
-        return self._own[:, _INCL[weight]]
+        c = _INCL[weight]
+        full = self.__dict__.get("_own")
+        if full is not None:
+            return full[:, c]
+        cols = self.__dict__.setdefault("_own_columns", {})
+        if c not in cols:       # one weight's pass, not all three (a view shows one weight)
+            cols[c] = _own_column(self.parent, self.incl[:, c])
+        return cols[c]
 
     @cached_property
     def _incl_calls(self) -> np.ndarray:
@@ -434,8 +576,7 @@ class Tree:
         """(distinct keys sorted, dense index per key value), shared by the trees derived from
         this one (transforms never invent keys)."""
         if self.key_space is None:
-            present = np.zeros(int(self.key.max()) + 1 if len(self.key) else 1, np.bool_)
-            present[self.key] = True
+            present = _key_presence(self.key)
             # dense indices in 32 bits: there are far fewer keys than nodes, and this is per node
             self.key_space = (np.flatnonzero(present).astype(np.int64), (np.cumsum(present) - 1).astype(np.int32))
         return self.key_space
@@ -467,6 +608,8 @@ class Tree:
 
     def total(self, weight: str = "bytecodes") -> int:
         """The whole tree's weight (sum over roots)."""
+        if weight == "calls" and "_incl_calls" not in self.__dict__:
+            return int(np.sum(self.calls, dtype=np.int64))     # every node's calls: no subtree sums
         return int(self.inclusive(weight)[self.roots].sum())
 
     # ------------------------------------------------------------------ building
@@ -502,22 +645,37 @@ class Tree:
                 kept: np.ndarray | None = None) -> Tree:
         """The tree with hidden nodes removed (children attached to the nearest visible
         ancestor), ``root`` nodes made roots, nodes outside ``kept`` dropped, and identical
-        paths merged."""
+        paths merged. ``kept`` is expected to be the subtrees of the ``root`` nodes (as the focus
+        transforms make them): the nearest same-key ancestors are carried over only then."""
         n = len(self)
         visible = np.ones(n, np.bool_) if visible is None else np.asarray(visible, np.bool_)
-        root = np.zeros(n, np.bool_) if root is None else np.asarray(root, np.bool_)
-        kept = np.ones(n, np.bool_) if kept is None else np.asarray(kept, np.bool_)
+        root = None if root is None else np.asarray(root, np.bool_)
+        kept = None if kept is None else np.asarray(kept, np.bool_)
+        if root is not None and not root.any():
+            root = None
+        if kept is not None and kept.all():
+            kept = None
         top = self.roots
-        roots_pure = (not root.any() and bool(np.all(visible[top] | ~kept[top]))
+        roots_pure = (root is None and bool(np.all(visible[top] | (False if kept is None else ~kept[top])))
                       and len(np.unique(self.key[top])) == len(top))
-        m, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl, self.own_counts,
-                            self.flags, roots_pure, self.same_key_ancestor)
+        m, roots, *cols = _remerge(self.parent, self.key, visible, root, kept, self.calls, self.incl,
+                                   self.own_counts, self.flags, roots_pure, self.same_key_ancestor,
+                                   own_fits_32=self.own_bound < 2**31)
         # views, not copies: copying a tree of millions of nodes costs more than the memory saved
-        out = Tree(*(c[:m] for c in cols[:-2]))
-        out.__dict__["_own"] = cols[-2][:m]     # own weights and nearest same-key ancestors,
-        out.__dict__["same_key_ancestor"] = cols[-1][:m]   # computed in the same pass
+        out = Tree(*(c[:m] for c in cols[:-1]))
+        out.__dict__["same_key_ancestor"] = cols[-1][:m]   # computed in the same pass,
+        out.__dict__["roots"] = roots                       # as the roots
+        out.__dict__["own_bound"] = self.own_bound          # hidden nodes' counts go to kept ones
         out.key_space = self._key_space()
         return out
+
+    @cached_property
+    def own_bound(self) -> int:
+        """An upper bound of any node's exception counts in this tree or one derived from it (a
+        re-merge adds a hidden node's counts to one node, never more): the larger column sum."""
+        if not len(self):
+            return 0
+        return int(_column_sums(self.own_counts).max())
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The columns to store; node ids, keys, depths, flags and exception counts narrowed to
@@ -633,7 +791,8 @@ def load_or_store_arrays(directory, name: str, keys: tuple[str, ...], compute, s
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir()
             for k in keys:
-                np.save(tmp / f"{k}.npy", np.ascontiguousarray(arrays[k]))
+                a = np.asarray(arrays[k])     # by column when it is (a tree's weights)
+                np.save(tmp / f"{k}.npy", a if a.flags.f_contiguous and a.ndim > 1 else np.ascontiguousarray(a))
             shutil.rmtree(folder, ignore_errors=True)
             tmp.rename(folder)
         except OSError:

@@ -11,6 +11,7 @@ Sums are vectorised over the tree's nodes (``np.bincount``), whatever the number
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 
 import numba
@@ -74,19 +75,61 @@ class MethodsTable:
 
 
 @numba.njit(cache=True, nogil=True)
-def _group_sums(group, outer, calls, own, incl, counts, n):
-    """Per group: calls, own bytecodes/blocks/time, total (outermost nodes') bytecodes/blocks/time,
-    thrown, caught — one pass over the nodes, exact in int64."""
-    out = np.zeros((n, 9), np.int64)
-    for i in range(len(group)):
-        g = group[i]
-        out[g, 0] += calls[i]
+def _table_sums(parent, key, row_of_key, shared, same_key, outer, calls, incl, counts, n_rows, near):
+    """Per row: calls, own bytecodes/blocks/time, total (outermost nodes') bytecodes/blocks/time,
+    thrown, caught — one pass over the nodes, exact in int64. A node's row is
+    ``row_of_key[key]``; its own weight is its inclusive weight less its children's, so each
+    node's inclusive weight is added to its row and taken from its parent's.
+
+    Outermost (no ancestor in the same row): ``outer`` when given (non-empty), else for rows of
+    one key the node's nearest same-key ancestor (which the tree keeps) tells, and for rows shared
+    by several keys (native calls to one target from several sites) the chain of each node's
+    nearest ancestors in a shared row (``near``, filled in node order; untouched when no row is
+    shared) is walked."""
+    out = np.zeros((n_rows, 9), np.int64)
+    n = len(parent)
+    given = len(outer) > 0
+    any_shared = False
+    for r in range(len(shared)):
+        if shared[r]:
+            any_shared = True
+    for i in range(n):
+        r = row_of_key[key[i]]
+        p = parent[i]
+        rp = -1
+        if p >= 0:
+            rp = row_of_key[key[p]]
+        if given:
+            o = outer[i]
+        elif any_shared:
+            if p < 0:
+                near[i] = -1
+            elif shared[rp]:
+                near[i] = p
+            else:
+                near[i] = near[p]
+            if shared[r]:
+                j = near[i]
+                o = True
+                while j >= 0:
+                    if row_of_key[key[j]] == r:
+                        o = False
+                        break
+                    j = near[j]
+            else:
+                o = same_key[i] < 0
+        else:
+            o = same_key[i] < 0
+        out[r, 0] += calls[i]
         for c in range(3):
-            out[g, 1 + c] += own[i, c]
-            if outer[i]:
-                out[g, 4 + c] += incl[i, c]
-        out[g, 7] += counts[i, 0]
-        out[g, 8] += counts[i, 1]
+            v = incl[i, c]
+            out[r, 1 + c] += v
+            if o:
+                out[r, 4 + c] += v
+            if p >= 0:
+                out[rp, 1 + c] -= v
+        out[r, 7] += counts[i, 0]
+        out[r, 8] += counts[i, 1]
     return out
 
 
@@ -135,49 +178,76 @@ def _class_of_key(statics, keys: np.ndarray) -> np.ndarray:
     return out
 
 
+def _rows_of_keys(statics, keys: np.ndarray, group: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(row names, row keys, row per key of ``keys``) for a grouping: what a table's rows are
+    depends on the keys alone, not on the weights, so it is kept per key space (the trees
+    derived from one tree by transforms share its keys)."""
+    if group == "method":
+        # native/untraced calls from different call sites to one target share a name and a row
+        labels = np.array([MT.key_name(statics, k) for k in keys], dtype=object)
+        names_u, first, linv = np.unique(labels, return_index=True, return_inverse=True)
+        return [str(n) for n in names_u], keys[first].astype(np.int64), linv.ravel()
+    kcls = _class_of_key(statics, keys)
+    ucls, ucinv = np.unique(kcls, return_inverse=True)
+    labels = []
+    for c in ucls:
+        if c < 0:
+            labels.append(NATIVE_GROUP)
+        else:
+            name = statics.c_name[int(c)] if int(c) < len(statics.c_name) else ""
+            if group == "class":
+                labels.append(name.replace("/", ".") or f"<class {c}>")
+            else:
+                labels.append(name.rpartition("/")[0].replace("/", ".") or "(default package)")
+    names_u, linv = np.unique(np.array(labels, dtype=object), return_inverse=True)
+    return [str(n) for n in names_u], np.full(len(names_u), -1, np.int64), linv.ravel()[ucinv.ravel()]
+
+
+_ROWS_KEPT = 8
+_rows_kept: list[tuple] = []     # (keys, statics, group, rows): the last few, newest last
+_rows_lock = threading.Lock()
+
+
+def _rows(statics, keys: np.ndarray, group: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    with _rows_lock:
+        for entry in _rows_kept:
+            if entry[0] is keys and entry[1] is statics and entry[2] == group:
+                return entry[3]
+    rows = _rows_of_keys(statics, keys, group)
+    with _rows_lock:
+        _rows_kept.append((keys, statics, group, rows))
+        del _rows_kept[:-_ROWS_KEPT]
+    return rows
+
+
 def compute(tree: MT.Tree, statics, group: str = "method") -> MethodsTable:
     """The table of ``tree`` grouped by method, class or package."""
     if group not in GROUPS:
         raise ValueError(f"group must be one of {', '.join(GROUPS)}")
-    if group == "method":
-        uniq, kinv = tree.dense_keys
-        # native/untraced calls from different call sites to one target share a name and a row
-        labels = np.array([MT.key_name(statics, k) for k in uniq], dtype=object)
-        names_u, first, linv = np.unique(labels, return_index=True, return_inverse=True)
-        inv = linv.ravel().astype(np.int32)[kinv.ravel()]     # 32 bits: a table has far fewer rows
-        names = [str(n) for n in names_u]
-        row_keys = uniq[first].astype(np.int64)
-    else:
-        kuniq, kidx = tree.dense_keys
-        kcls = _class_of_key(statics, kuniq)
-        ucls, ucinv = np.unique(kcls, return_inverse=True)
-        cinv = ucinv.ravel()[kidx]
-        labels = []
-        for c in ucls:
-            if c < 0:
-                labels.append(NATIVE_GROUP)
-            else:
-                name = statics.c_name[int(c)] if int(c) < len(statics.c_name) else ""
-                if group == "class":
-                    labels.append(name.replace("/", ".") or f"<class {c}>")
-                else:
-                    labels.append(name.rpartition("/")[0].replace("/", ".") or "(default package)")
-        names_u, linv = np.unique(np.array(labels, dtype=object), return_inverse=True)
-        inv = linv.ravel().astype(np.int32)[cinv.ravel()]
-        names = [str(n) for n in names_u]
-        row_keys = np.full(len(names), -1, np.int64)
-    inv = inv.ravel()
+    keys, dense = tree._key_space()    # every key value of the tree has a dense index
+    names, row_keys, row_of_dense = _rows(statics, keys, group)
+    names, row_keys = list(names), row_keys.copy()      # kept for the next table: not shared
     n = len(names)
+    # a row per key value (keys are small integers): the pass maps each node's key itself, with
+    # no per-node array of rows
+    row_of_key = np.zeros(len(dense), np.int32)
+    row_of_key[keys] = row_of_dense
+    nodes = len(tree)
+    idx = np.int32 if nodes < 2**31 - 1 else np.int64
     if group == "method":
         # a row is one key, except native targets called from several sites: the nearest
         # same-key ancestors (kept by the tree) decide the rest without a depth-first walk
-        keys_per_row = np.bincount(linv.ravel(), minlength=n)
-        outer = _outermost_rows(tree.parent, tree.same_key_ancestor, inv, keys_per_row > 1)
+        shared = np.bincount(row_of_dense, minlength=n) > 1
+        outer = np.zeros(0, np.bool_)
+        near = np.empty(nodes if shared.any() else 0, idx)
+        same = tree.same_key_ancestor
     else:
-        outer = tree.outermost(inv)
-
-    sums = _group_sums(inv, outer, tree.calls, tree.own_matrix, tree.incl,
-                       tree.own_counts, n)
+        shared = np.zeros(n, np.bool_)
+        outer = tree.outermost(row_of_key[tree.key])
+        near = np.empty(0, idx)
+        same = np.zeros(0, idx)
+    sums = _table_sums(tree.parent, tree.key, row_of_key, shared, same, outer, tree.calls, tree.incl,
+                       tree.own_counts, n, near)
     cols = {"calls": sums[:, 0]}
     for j, weight in enumerate(("bytecodes", "blocks", "time")):
         cols[f"self_{weight}"] = sums[:, 1 + j]
