@@ -42,6 +42,16 @@ def block_counts(trace: TraceDir) -> dict[str, int]:
     return out
 
 
+def described(trace: TraceDir) -> dict[str, tuple]:
+    """Each class's methods as static.xml describes them, without ids (they differ between runs):
+    name, descriptor, blocks, and the instrumentation attributes."""
+    out: dict[str, list] = {}
+    for m in trace.methods.values():
+        attrs = tuple(sorted((k, v) for k, v in m.attrs.items() if "id" not in k))
+        out.setdefault(m.class_name, []).append((m.name, m.desc, m.blocks, attrs))
+    return {c: tuple(sorted(v)) for c, v in out.items()}
+
+
 def class_loads(trace: TraceDir) -> list[str]:
     main = next(t["index"] for t in trace.threads if t.get("name") == "main")
     words = trace.stream_events(main)
@@ -71,11 +81,19 @@ def test_second_run_from_the_cache_records_the_same_trace(default_jdk, agent_jar
             assert len(entries) > 300  # the JDK classes hello world needs
     first, second = traces
     assert first.complete and second.complete
-    # The same calls, save a few that JDK start-up code on the main thread makes or not by timing
-    # (a String's hash computed first by another thread spares the main thread a call).
+    # What a cache that served wrong instrumentation would change: the classes' descriptions.
+    # Every class both runs describe has the same methods with the same blocks and status.
+    da, db = described(first), described(second)
+    common = da.keys() & db.keys()
+    assert len(common) > 300
+    assert {c: da[c] for c in common if da[c] != db[c]} == {}
+    # The same calls, save some that JDK start-up code on the main thread makes or not by timing
+    # (a String's hash computed first by another thread spares the main thread a call; seen under
+    # load: 80 and 186 calls of 6,000-9,000 differing, in 7 ConcurrentHashMap lookups and the
+    # String hashing around them, with the agent of before and after the cache's lazy templates).
     calls_a, calls_b = Counter(method_sequence(first)), Counter(method_sequence(second))
     assert calls_a["Hello.main([Ljava/lang/String;)V"] == calls_b["Hello.main([Ljava/lang/String;)V"] == 1
-    assert sum(((calls_a - calls_b) + (calls_b - calls_a)).values()) <= max(10, 0.005 * sum(calls_a.values())), \
+    assert sum(((calls_a - calls_b) + (calls_b - calls_a)).values()) <= max(10, 0.05 * sum(calls_a.values())), \
         (calls_a - calls_b, calls_b - calls_a)
     # The program loaded the same classes, in the same order. (static.xml itself may differ: it
     # also describes JDK classes the agent's own work loaded, which differs between a run that
@@ -91,5 +109,4 @@ def test_second_run_from_the_cache_records_the_same_trace(default_jdk, agent_jar
     a, b = block_counts(first), block_counts(second)
     differing = {m: (a.get(m, 0), b.get(m, 0)) for m in a.keys() | b.keys() if a.get(m, 0) != b.get(m, 0)}
     assert a["Hello.main([Ljava/lang/String;)V"] == b["Hello.main([Ljava/lang/String;)V"] > 0
-    assert len(differing) <= 10 and sum(abs(x - y) for x, y in differing.values()) <= 0.005 * sum(a.values()), \
-        differing
+    assert sum(abs(x - y) for x, y in differing.values()) <= 0.05 * sum(a.values()), differing
