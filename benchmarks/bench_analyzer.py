@@ -80,6 +80,7 @@ def record_javac(package: str, out: Path, java_home: Path) -> None:
     from bench_recorder import javac_workload  # the recorder benchmark's workload, reused
     work = Path(tempfile.mkdtemp(prefix="jbgui-bench-analyzer-"))
     try:
+        out = out.resolve()  # the recording runs in a scratch directory
         workload = javac_workload(java_home, work, package)
         jbtrace = ROOT / ".venv" / "bin" / "jbtrace"
         cmd = [str(jbtrace), "record", "--force", "-o", str(out), "--", str(java_home / "bin" / "java"), *workload.java_args]
