@@ -356,9 +356,11 @@ class ThreadReplay:
     def cct_ready(self) -> bool:
         """Whether the calling-context tree is at hand (computed, or kept beside the columns)
         rather than costing a pass over every call."""
-        return self._cct is not None or CCT.is_stored(self.calls.directory)
+        return self._cct is not None or CCT.is_stored(self.calls.directory.parent)
 
     _cct: dict | None = None
+    # ``run_trees(progress, cancelled)``: the run's calling-context trees (set by Analysis)
+    run_trees = None
     _summary: dict | None = None
 
     @property
@@ -399,6 +401,27 @@ class Analysis:
         self.site_calls: np.ndarray = totals["site_calls"]
         self.site_changes: np.ndarray = totals["site_changes"]
         self.summary: dict = totals.get("summary", {})
+        self._run_trees = None
+        self._run_trees_lock = threading.Lock()
+        for t in threads:
+            t.run_trees = self.run_trees
+
+    def run_trees(self, progress=None, cancelled=None) -> CCT.RunTrees:
+        """Every thread's calling-context tree and the run's merged one (:func:`jbgui.model.cct.
+        for_run`), built on first use (``progress(rows done, rows)``, ``cancelled()``) and kept
+        beside the replay."""
+        with self._run_trees_lock:
+            if self._run_trees is None:
+                self._run_trees = CCT.for_run(self.threads, self.cache_dir, progress, cancelled, self.statics)
+            return self._run_trees
+
+    def forget_run_trees(self) -> None:
+        """Drop the run's trees, kept and in memory: the next use builds them again."""
+        with self._run_trees_lock:
+            self._run_trees = None
+            CCT.forget(self.cache_dir)
+            for t in self.threads:
+                t._cct = None
 
     # ------------------------------------------------------------------ opening
 

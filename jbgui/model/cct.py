@@ -1,24 +1,40 @@
-"""The calling-context tree of a thread (BMW's CCT): one node per distinct path of calls from the
-thread's root, with calls, inclusive bytecodes, blocks and time, and the exceptions thrown and
-caught in that context.
+"""Calling-context trees (BMW's CCT): one node per distinct path of calls from a thread's root,
+with calls, inclusive bytecodes, blocks and time, and the exceptions thrown and caught in that
+context; per thread, and for the whole run with every thread's identical paths merged (the
+*forest*).
 
-It is computed from the replayed call table when first asked for (``jbtrace stats``, the
-aggregated views, collapsed stacks), not during replay: building it costs a hash lookup per call,
-which was half of the replay time of a javac trace, and most uses of a replay never need it. The
-result is kept beside the thread's call columns.
+They are computed from the replayed call tables when first asked for (``jbtrace stats``, the
+aggregated views, collapsed stacks), not during replay: most uses of a replay never need them.
+The run's trees are built together and kept in one file beside the replay (:func:`for_run`): the
+forest's structure (each node's parent and key) once, and per thread the forest nodes it visited
+with its own weights. A thread's tree is those nodes; the forest's weights are the threads' summed.
+So the run's merged tree costs no more disk than its threads' trees.
 
-The tree is exact: every distinct path gets its node, whatever the trace (an earlier version
-capped it at 2^22 nodes and counted the rest in one node, which made per-context sums wrong).
+The trees are exact: every distinct path gets its node, whatever the trace (an earlier version
+capped them at 2^22 nodes and counted the rest in one node, which made per-context sums wrong).
 Memory is proportional to the number of distinct contexts, which a real program keeps far below
-its number of calls (javac: about one context per hundred calls); the calls themselves are read
-a block of rows at a time from the analysis store.
+its number of calls (javac: one context per seventeen calls); the calls themselves are read a
+block of rows at a time from the analysis store.
 
-Nodes are numbered in the order their first call starts, so a node's parent always has a smaller
-number: a pass in node order is a preorder-compatible pass (parents before children).
+Nodes are numbered in the order their first call starts (a thread's tree), or their first call in
+the first thread that made it (the forest), so a node's parent always has a smaller number: a pass
+in node order is a preorder-compatible pass (parents before children).
+
+**Building, block by block.** Two levels. A piece of rows is first merged into a *local* tree
+whose hash table and node rows stay in a core's cache (a store block of javac's main thread holds
+about 22 K distinct contexts for 260 K calls); then each local node is looked up once in the run's
+table (millions of nodes, each lookup a cache miss): ten to twenty times fewer of those than one
+per call. The inclusive bytecodes of a stored table come from each call's own count (how the store
+keeps them; see :mod:`jbgui.model.store`) through a stack of the open calls that lives across
+blocks: a call's inclusive count is its own plus its callees', known when it ends, or its patch (a
+call still open when its block was written). The next block is decoded on a second thread while
+one is merged.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numba
@@ -26,6 +42,7 @@ import numpy as np
 
 from jbgui.model import clock_times, derived
 from jbgui.model import replay_kernel as K
+from jbgui.model import store as S
 from jbgui.model.replay import Cancelled
 
 # Keys: a method id, or SYNTHETIC_KEY + call site for a call into native or untraced code.
@@ -33,75 +50,273 @@ SYNTHETIC_KEY = 1 << 20
 # Kept for readers of trees cached by older versions, which capped the tree and counted the
 # remaining contexts in one node with this key; exact trees never contain it.
 OVERFLOW_KEY = -2
-CHUNK_ROWS = 1 << 20
 _EMPTY = K.EMPTY
-# One file, one writer (:func:`for_thread`), every field. "-v2": the first version had two writers
-# with different fields, and a tree kept by one without the exception counts was read back by the
-# other as if it had them; such files are left unread.
-# "-v3": stored with each parent as its distance back (small numbers, where node numbers are not)
-# and without depths (one pass over the parents gives them): 40% smaller on javac's trace.
-_FILE = "cct-v3.npz"
-_OLD_FILES = ("cct.npz", "cct-v2.npz")
+# The run's trees, one file beside the replay (see the module's docstring); earlier versions kept
+# one file per thread beside its columns (``cct-v3`` and older): removed when seen.
+RUN_FILE = "cct-run-v1"
+_OLD_FILES = ("cct.npz", "cct-v2.npz", "cct-v3.npz")
 FIELDS = ("parent", "key", "calls", "incl_bytecodes", "incl_blocks", "flags")
 # Fields that need the thread (its clock and exceptions), not only the call columns.
 EXTRA_FIELDS = ("depth", "incl_time", "thrown", "caught")
+# A thread's weights per node, as stored and as the kernels keep them (columns of ``_ROW``).
+WEIGHTS = ("calls", "incl_bytecodes", "incl_blocks", "incl_time", "flags", "thrown", "caught")
 
-# Node table columns.
-_PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS, _MEMO_KEY, _MEMO_NODE, _DEPTH, _TIME, _THROWN, _CAUGHT = \
-    range(12)
-_WIDTH = 12
+# A local node is one row of 8 int64, a cache line: its parent tag, key and depth
+# (``key | depth << 32``), its last child (``key | node << 32``: repeated calls skip the table),
+# calls and flags (``calls | flags << 32``: a piece has fewer than 2^31 rows, flags fit 32 bits),
+# inclusive bytecodes, blocks and time, and exceptions thrown and caught (``thrown | caught << 32``).
+_L_PTAG, _L_KEYDEPTH, _L_MEMO, _L_CALLS_FLAGS, _L_BC, _L_BLOCKS, _L_TIME, _L_EXC = range(8)
+# A local node's parent tag: 0 at the top, 2t + 1 for thread node t (a call open when the local
+# tree began), 2l + 2 for local node l; packed with the key into one int64.
+_KEY_BITS = 29          # a key is a method id (< 2^19) or SYNTHETIC_KEY + a call site (< 2^28)
+_LOW = (1 << 32) - 1
+_NO_MEMO = _LOW         # no key is 2^32 - 1
+# A thread's node is a row of 8 int64 too: the weights (:data:`WEIGHTS`) and its last child
+# (``key | node << 32``); its forest node and parent, written once when it is made, are columns.
+_T_CALLS, _T_BC, _T_BLOCKS, _T_TIME, _T_FLAGS, _T_THROWN, _T_CAUGHT, _T_MEMO = range(8)
+_ROW = 8
+PIECE_ROWS = 1 << 18    # rows read together when the columns are in memory
+# Nodes of a local tree: its rows (64 bytes each) and table (32 bytes a node) stay in a core's
+# second-level cache (measured on javac's 225 M-call thread: 16 K and 64 K nodes cost the same per
+# call, 64 K merges 40% fewer local nodes into the run's table).
+LOCAL_NODES = 1 << 16
+
+
+def _rows(n: int) -> np.ndarray:
+    """``n`` rows of :data:`_ROW` int64, each on one cache line (64-byte aligned)."""
+    flat = np.empty(n * _ROW + _ROW, np.int64)
+    skip = (-flat.ctypes.data % 64) // 8
+    return flat[skip:skip + n * _ROW].reshape(n, _ROW)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _hash(key):  # pragma: no cover - numba
+    return ((key ^ (key >> 29)) * 0x5851F42D4C957F2D) >> 17
 
 
 @numba.njit(cache=True, nogil=True)
-def _node(sc, table_k, table_v, nodes, parent, key, depth):
-    if parent >= 0 and nodes[parent, _MEMO_KEY] == key:
-        return nodes[parent, _MEMO_NODE]
-    packed = ((parent + 1) << 32) | key
-    slot = K._slot(table_k, packed)
-    if table_k[slot] != _EMPTY:
-        node = table_v[slot]
-    else:
-        node = sc[0]
-        sc[0] = node + 1
-        table_k[slot] = packed
-        table_v[slot] = node
-        nodes[node, _PARENT] = parent
-        nodes[node, _KEY] = key
-        nodes[node, _DEPTH] = depth
-        nodes[node, _MEMO_KEY] = -1
-    if parent >= 0:
-        # each node remembers its last child: repeated calls skip the hash table
-        nodes[parent, _MEMO_KEY] = key
-        nodes[parent, _MEMO_NODE] = node
-    return node
+def _pair_slot(table, key):  # pragma: no cover - numba
+    """Slot of ``key`` in a table of (key, value) pairs side by side (one cache line holds both):
+    linear probing, EMPTY ends a probe."""
+    mask = (len(table) >> 1) - 1
+    i = _hash(key) & mask
+    while True:
+        k = table[2 * i]
+        if k == key or k == _EMPTY:
+            return i
+        i = (i + 1) & mask
 
 
 @numba.njit(cache=True, nogil=True)
-def _add_rows(sc, table_k, table_v, nodes, at_depth, lo, method, site, flags, depth, incl_bc, incl_blocks,
-              incl_time, synthetic_mask, exc_rows, exc_thrown, exc_caught):
-    """Add a chunk of rows (preorder, the first being row ``lo``) to the tree. ``at_depth[d]`` is
-    the node of the latest row at depth d: a row's parent is the latest row one level up.
-    ``exc_rows`` (sorted) are rows of the chunk that threw or caught exceptions, with counts."""
-    e = 0
-    for r in range(len(method)):
-        d = depth[r]
-        parent = at_depth[d - 1] if d > 0 else -1
-        if flags[r] & synthetic_mask:
-            key = SYNTHETIC_KEY + site[r]
+def _pair_rehash(table, slots):  # pragma: no cover - numba
+    out = np.full(2 * slots, _EMPTY, np.int64)
+    for i in range(len(table) >> 1):
+        k = table[2 * i]
+        if k != _EMPTY:
+            j = _pair_slot(out, k)
+            out[2 * j] = k
+            out[2 * j + 1] = table[2 * i + 1]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _close_to(level, st, loc, tw):  # pragma: no cover - numba
+    """Close the open calls at ``level`` and above (own counts): each one's inclusive count (its
+    patch, else its own count plus its callees') goes to its node and to its caller. ``st``: the
+    stack, rows (node, is local, accumulated, patched, patch value), its height in ``st[-1, 0]``."""
+    top = st[len(st) - 1, 0]
+    while top > level:
+        top -= 1
+        incl = st[top, 4] if st[top, 3] else st[top, 2]
+        if st[top, 1]:
+            loc[st[top, 0], _L_BC] += incl
         else:
-            key = method[r]
-        node = _node(sc, table_k, table_v, nodes, parent, key, d)
-        at_depth[d] = node
-        nodes[node, _CALLS] += 1
-        nodes[node, _INCL_BC] += incl_bc[r]
-        nodes[node, _INCL_BLOCKS] += incl_blocks[r]
-        nodes[node, _TIME] += incl_time[r]
-        nodes[node, _FLAGS] |= flags[r]
-        while e < len(exc_rows) and exc_rows[e] == lo + r:
-            nodes[node, _THROWN] += exc_thrown[e]
-            nodes[node, _CAUGHT] += exc_caught[e]
-            e += 1
+            tw[st[top, 0], _T_BC] += incl
+        if top > 0:
+            st[top - 1, 2] += incl
+    st[len(st) - 1, 0] = top
 
+
+@numba.njit(cache=True, nogil=True)
+def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, own_mode, patch_rows,
+                patch_values, exc_rows, exc_thrown, exc_caught, lt, used, loc, st, tw, state):  # pragma: no cover
+    """Merge rows of one piece (preorder, below the open calls of the stack ``st``) into the local
+    tree: rows of ``loc``, their keys in the pair table ``lt``, its filled slots listed in ``used``.
+    ``own_mode``: ``bc`` holds own counts, ``patch_*`` the inclusive counts of patched rows (piece
+    rows, sorted); else ``bc`` is inclusive. ``exc_*``: piece rows that threw or caught
+    exceptions (sorted), with counts. ``state``: (next row, next exception, next patch, local
+    nodes, used slots), carried from call to call. Stops at the piece's end (returns 0), when the
+    local tree is full (1: merge it, then call again), or at a row whose depth or key cannot be
+    (returns -1, the row in ``state[0]``)."""
+    e = state[1]
+    pk = state[2]
+    nloc = state[3]
+    nused = state[4]
+    height = len(st) - 1
+    mask = (len(lt) >> 1) - 1
+    full = len(loc)
+    status = 0
+    r = state[0]
+    while r < len(method):
+        if nloc == full:
+            status = 1
+            break
+        d = np.int64(depth[r])
+        if d < 0 or d > st[height, 0] or d >= height:
+            status = -1
+            break
+        if own_mode:
+            _close_to(d, st, loc, tw)
+        if flags[r] & synthetic_mask:
+            key = SYNTHETIC_KEY + np.int64(site[r])
+        else:
+            key = np.int64(method[r])
+        if key < 0 or key >= (1 << _KEY_BITS):
+            status = -1
+            break
+        node = -1
+        p = -1
+        plocal = False
+        ptag = 0
+        if d > 0:
+            p = st[d - 1, 0]
+            plocal = st[d - 1, 1] != 0
+            if plocal:
+                memo = loc[p, _L_MEMO]
+                if (memo & _LOW) == key:
+                    node = memo >> 32
+                ptag = 2 * p + 2
+            else:
+                ptag = 2 * p + 1
+        if node < 0:
+            packed = (ptag << _KEY_BITS) | key
+            i = _hash(packed) & mask
+            while True:
+                k = lt[2 * i]
+                if k == packed:
+                    node = lt[2 * i + 1]
+                    break
+                if k == _EMPTY:
+                    node = nloc
+                    nloc += 1
+                    lt[2 * i] = packed
+                    lt[2 * i + 1] = node
+                    used[nused] = i
+                    nused += 1
+                    loc[node, _L_PTAG] = ptag
+                    loc[node, _L_KEYDEPTH] = key | (d << 32)
+                    loc[node, _L_MEMO] = _NO_MEMO
+                    loc[node, _L_CALLS_FLAGS] = 0
+                    loc[node, _L_BC] = 0
+                    loc[node, _L_BLOCKS] = 0
+                    loc[node, _L_TIME] = 0
+                    loc[node, _L_EXC] = 0
+                    break
+                i = (i + 1) & mask
+            if plocal:
+                loc[p, _L_MEMO] = key | (node << 32)
+        loc[node, _L_CALLS_FLAGS] = (loc[node, _L_CALLS_FLAGS] + 1) | ((np.int64(flags[r]) & _LOW) << 32)
+        loc[node, _L_BLOCKS] += blocks[r]
+        loc[node, _L_TIME] += spans[r]
+        while e < len(exc_rows) and exc_rows[e] == r:
+            loc[node, _L_EXC] += exc_thrown[e] + (exc_caught[e] << 32)
+            e += 1
+        st[d, 0] = node
+        st[d, 1] = 1
+        if own_mode:
+            st[d, 2] = bc[r]
+            while pk < len(patch_rows) and patch_rows[pk] < r:
+                pk += 1
+            if pk < len(patch_rows) and patch_rows[pk] == r:
+                st[d, 3] = 1
+                st[d, 4] = patch_values[pk]
+            else:
+                st[d, 3] = 0
+        else:
+            loc[node, _L_BC] += bc[r]
+        st[height, 0] = d + 1
+        r += 1
+    state[0] = r
+    state[1] = e
+    state[2] = pk
+    state[3] = nloc
+    state[4] = nused
+    return status
+
+
+@numba.njit(cache=True, nogil=True)
+def _merge_local(loc, nloc, lt, used, nused, st, gt, f_parent, f_key, f_depth, f_count, tmap,
+                 tw, t_forest, t_parent, t_count, gmap):  # pragma: no cover - numba
+    """Add the local tree to the thread's tree and the forest: each local node (parents first)
+    found or made under its thread parent (the parent's last child first; else the forest node
+    under the parent's forest node, by the pair table ``gt``, and the thread's node of that forest
+    node, by ``tmap``), its sums added to the thread node's row of ``tw``. New forest nodes get
+    ``f_parent``, ``f_key``, ``f_depth`` (``f_count[0]`` nodes); new thread nodes ``t_forest``,
+    ``t_parent`` (``t_count[0]`` nodes). The open calls' local nodes on the stack are replaced by
+    their thread nodes and the local table is emptied. Room is the caller's business."""
+    for l in range(nloc):
+        ptag = loc[l, _L_PTAG]
+        if ptag == 0:
+            tp = -1
+        elif ptag & 1:
+            tp = (ptag - 1) >> 1
+        else:
+            tp = gmap[(ptag - 2) >> 1]
+        kd = loc[l, _L_KEYDEPTH]
+        k = kd & _LOW
+        node = -1
+        if tp >= 0:
+            memo = tw[tp, _T_MEMO]
+            if (memo & _LOW) == k:
+                node = memo >> 32
+        if node < 0:
+            fp = t_forest[tp] if tp >= 0 else -1
+            packed = ((fp + 1) << 32) | k
+            s = _pair_slot(gt, packed)
+            if gt[2 * s] == packed:
+                f = gt[2 * s + 1]
+            else:
+                f = f_count[0]
+                f_count[0] = f + 1
+                gt[2 * s] = packed
+                gt[2 * s + 1] = f
+                f_parent[f] = fp
+                f_key[f] = k
+                f_depth[f] = kd >> 32
+                tmap[f] = -1
+            node = tmap[f]
+            if node < 0:
+                node = t_count[0]
+                t_count[0] = node + 1
+                tmap[f] = node
+                t_forest[node] = f
+                t_parent[node] = tp
+                for c in range(_ROW):
+                    tw[node, c] = 0
+                tw[node, _T_MEMO] = _NO_MEMO
+            if tp >= 0:
+                tw[tp, _T_MEMO] = k | (node << 32)
+        gmap[l] = node
+        cf = loc[l, _L_CALLS_FLAGS]
+        tw[node, _T_CALLS] += cf & _LOW
+        tw[node, _T_FLAGS] |= cf >> 32
+        tw[node, _T_BC] += loc[l, _L_BC]
+        tw[node, _T_BLOCKS] += loc[l, _L_BLOCKS]
+        tw[node, _T_TIME] += loc[l, _L_TIME]
+        exc = loc[l, _L_EXC]
+        if exc:
+            tw[node, _T_THROWN] += exc & _LOW
+            tw[node, _T_CAUGHT] += exc >> 32
+    height = len(st) - 1
+    for d in range(st[height, 0]):
+        if st[d, 1]:
+            st[d, 0] = gmap[st[d, 0]]
+            st[d, 1] = 0
+    for i in range(nused):
+        lt[2 * used[i]] = _EMPTY
+
+
+# ---------------------------------------------------------------- reading the call columns
 
 def _exception_counts(exceptions, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows that threw or caught an exception (sorted) with how many they threw and caught."""
@@ -120,136 +335,416 @@ def _exception_counts(exceptions, n: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return rows, thrown, caught
 
 
-def _read(calls, name: str, lo: int, hi: int, ref: np.ndarray | None = None) -> np.ndarray:
-    """Rows ``[lo, hi)`` of a column: by blocks from a call table, or a slice of the arrays of the
-    row selections the flame graph and range statistics pass. ``ref``: the same rows of the
-    column ``name`` is stored against, read already (see :data:`jbgui.model.store.REFERENCE`)."""
-    window = getattr(calls, "window", None)
-    # a pass over the thread: each block once, not kept in the call table's cache
-    return window(name, lo, hi, keep=False, ref=ref) if window is not None else \
-        np.asarray(getattr(calls, name))[lo:hi]
+_COLUMNS = ("depth", "method", "call_site", "flags", "first", "last", "incl_blocks")
 
 
-def _chunks(calls) -> list[tuple[int, int]]:
+def _stored_reader(calls):
+    """For a call table read from the analysis store, block by block: ``read(lo, hi)`` gives the
+    rows' columns with the bytecodes as the store keeps them (own counts, and the patched rows'
+    inclusive counts); None for columns held in memory (a row selection, a decoded table)."""
+    stored = getattr(calls, "_stored", None)
+    if stored is None or calls.is_decoded("depth"):
+        return None
+    prow, pval = stored.patches.get("incl_bytecodes", (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+
+    def read(lo: int, hi: int) -> dict[str, np.ndarray]:
+        cols = {"depth": stored.decode_rows("depth", lo, hi), "method": stored.decode_rows("method", lo, hi),
+                "call_site": stored.decode_rows("call_site", lo, hi)}
+        cols["flags"] = stored.decode_rows("flags", lo, hi, ref=cols["call_site"])
+        cols["first"] = stored.decode_rows("first", lo, hi)
+        cols["last"] = stored.decode_rows("last", lo, hi, ref=cols["first"])
+        cols["incl_blocks"] = stored.decode_rows("incl_blocks", lo, hi)
+        cols["bc"] = stored._own_block("incl_bytecodes", lo, hi)
+        a, b = np.searchsorted(prow, [lo, hi])
+        cols["patch_rows"] = np.asarray(prow[a:b], np.int64) - lo
+        cols["patch_values"] = np.asarray(pval[a:b], np.int64)
+        return cols
+    return read
+
+
+def _memory_reader(calls):
+    """``read(lo, hi)`` of columns in memory (inclusive bytecodes, no patches)."""
+    def read(lo: int, hi: int) -> dict[str, np.ndarray]:
+        cols = {name: np.asarray(getattr(calls, name))[lo:hi] for name in _COLUMNS}
+        cols["bc"] = np.asarray(calls.incl_bytecodes)[lo:hi]
+        cols["patch_rows"] = cols["patch_values"] = np.zeros(0, np.int64)
+        return cols
+    return read
+
+
+def _pieces(calls) -> list[tuple[int, int]]:
     """Row ranges read together: the store's blocks (each decoded on its own), or pieces of
-    :data:`CHUNK_ROWS` of columns already in memory."""
+    :data:`PIECE_ROWS` of columns in memory."""
     n = len(calls)
     stored = getattr(calls, "_stored", None)
-    if stored is not None and not calls.is_decoded("depth"):     # a CallTable of the store
+    if stored is not None and not calls.is_decoded("depth"):
         starts = np.asarray(stored.starts, np.int64).tolist()
         return [(lo, hi) for lo, hi in zip(starts[:-1], starts[1:]) if hi > lo]
-    return [(lo, min(n, lo + CHUNK_ROWS)) for lo in range(0, n, CHUNK_ROWS)]
+    return [(lo, min(n, lo + PIECE_ROWS)) for lo in range(0, n, PIECE_ROWS)]
+
+
+# ---------------------------------------------------------------- the builder
+
+class _Builder:
+    """The forest being built (its table and node columns) and one thread's tree at a time."""
+
+    def __init__(self, capacity: int = 1 << 12):
+        self.gt = np.full(2 * (1 << 12), _EMPTY, np.int64)
+        self.f = [np.empty(capacity, np.int64) for _ in range(3)]      # parent, key, depth
+        self.f_count = np.zeros(1, np.int64)
+        self.tmap = np.full(capacity, -1, np.int64)     # forest node -> node of the current thread
+
+    def forest(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        m = int(self.f_count[0])
+        return tuple(a[:m] for a in self.f)
+
+    def thread(self, calls, synthetic_mask: int, times=None, exceptions=None, progress=None,
+               cancelled=None, clock=None, rows_before: int = 0, rows_total: int | None = None) -> dict[str, np.ndarray]:
+        """One thread's tree, merged into the forest as it is built: its nodes' ``forest`` node,
+        ``parent`` (a node of this thread's) and :data:`WEIGHTS`. ``progress(rows_before + rows
+        done, rows_total)``."""
+        n = len(calls)
+        total = n if rows_total is None else rows_total
+        stored = _stored_reader(calls)
+        own_mode = stored is not None
+        read = stored or _memory_reader(calls)
+        pieces = _pieces(calls)
+        widest = max((hi - lo for lo, hi in pieces), default=0)
+        exc_rows, exc_thrown, exc_caught = _exception_counts(exceptions, n)
+        local = 1 << max(4, min(LOCAL_NODES, widest + 1) - 1).bit_length()     # a power of two
+        lt = np.full(4 * local, _EMPTY, np.int64)      # pairs, half full at most
+        used = np.empty(local, np.int64)
+        loc = _rows(local)
+        gmap = np.empty(local, np.int64)
+        st = np.zeros((65, 5), np.int64)        # the stack of open calls; its height in the last row
+        cap = 1024
+        tw = _rows(cap)
+        t_cols = [np.empty(cap, np.int64) for _ in range(2)]     # forest node, parent
+        t_count = np.zeros(1, np.int64)
+        state = np.zeros(5, np.int64)
+
+        def merge() -> None:
+            nonlocal tw, t_cols
+            nloc = int(state[3])
+            t_used, f_used = int(t_count[0]), int(self.f_count[0])
+            if t_used + nloc > len(tw):          # at most one new node per local node
+                size = max(t_used + nloc, 2 * len(tw))
+                grown = _rows(size)
+                grown[:t_used] = tw[:t_used]
+                tw = grown
+                t_cols = [np.concatenate([a[:t_used], np.empty(size - t_used, np.int64)]) for a in t_cols]
+            if f_used + nloc > len(self.f[0]):
+                size = max(f_used + nloc, 2 * len(self.f[0]))
+                self.f = [np.concatenate([a[:f_used], np.empty(size - f_used, np.int64)]) for a in self.f]
+                self.tmap = np.concatenate([self.tmap[:f_used], np.full(size - f_used, -1, np.int64)])
+            if 2 * (f_used + nloc) > len(self.gt) >> 1:
+                slots = len(self.gt) >> 1
+                while 2 * (f_used + nloc) > slots:
+                    slots *= 2
+                self.gt = _pair_rehash(self.gt, slots)
+            _merge_local(loc, nloc, lt, used, int(state[4]), st, self.gt, *self.f, self.f_count, self.tmap,
+                         tw, *t_cols, t_count, gmap)
+            state[3] = state[4] = 0
+
+        def spans_of(cols) -> np.ndarray:
+            first, last = cols["first"], cols["last"]
+            if clock is not None:
+                return clock_times.block_spans(first, last, clock[0], clock[1])
+            if times is not None:
+                spans = np.rint(times(last) - times(first)).astype(np.int64)
+            else:
+                spans = last.astype(np.int64) - first
+            return np.maximum(spans, 0, out=spans)
+
+        def prepared(lo: int, hi: int):
+            cols = read(lo, hi)
+            depth = cols["depth"]
+            return cols, spans_of(cols), int(depth.max()) + 2 if len(depth) else 2
+
+        # the next piece is decoded on a second thread while this one is merged (zstd and the
+        # kernels release the GIL)
+        with ThreadPoolExecutor(1) as pool:
+            ahead = pool.submit(prepared, *pieces[0]) if pieces else None
+            for k, (lo, hi) in enumerate(pieces):
+                if cancelled is not None and cancelled():
+                    ahead.cancel()
+                    raise Cancelled()
+                if progress is not None:
+                    progress(rows_before + lo, total)
+                cols, spans, deepest = ahead.result()
+                ahead = pool.submit(prepared, *pieces[k + 1]) if k + 1 < len(pieces) else None
+                if deepest >= len(st) - 1:
+                    grown = np.zeros((max(deepest + 1, 2 * len(st)), 5), np.int64)
+                    grown[:len(st) - 1] = st[:-1]
+                    grown[-1] = st[-1]
+                    st = grown
+                e0, e1 = np.searchsorted(exc_rows, [lo, hi])
+                state[:3] = 0
+                while True:
+                    status = _local_rows(
+                        cols["method"], cols["call_site"], cols["flags"], cols["depth"], cols["bc"],
+                        cols["incl_blocks"], spans, synthetic_mask, own_mode, cols["patch_rows"],
+                        cols["patch_values"], exc_rows[e0:e1] - lo, exc_thrown[e0:e1], exc_caught[e0:e1], lt, used,
+                        loc, st, tw, state)
+                    if status < 0:
+                        error = S.CacheDamaged if own_mode else ValueError
+                        raise error(f"{getattr(calls, 'directory', 'calls')}: a call's depth or method cannot be, "
+                                    f"row {lo + int(state[0])}")
+                    if status == 0:
+                        break
+                    merge()
+        merge()
+        if own_mode:
+            _close_to(0, st, loc, tw)
+        m = int(t_count[0])
+        forest_ids, parent = (a[:m] for a in t_cols)
+        self.tmap[forest_ids] = -1              # ready for the next thread
+        by_column = np.ascontiguousarray(tw[:m, :len(WEIGHTS)].T)   # one transposing copy
+        return {"forest": forest_ids, "parent": parent, **dict(zip(WEIGHTS, by_column))}
+
+
+def _thread_fields(rows: dict[str, np.ndarray], f_key: np.ndarray, f_depth: np.ndarray) -> dict[str, np.ndarray]:
+    """A thread's tree in the fields :func:`compute` gives, from its nodes' forest nodes."""
+    forest = rows["forest"]
+    return {"parent": rows["parent"], "key": f_key[forest], "depth": f_depth[forest],
+            **{name: rows[name] for name in WEIGHTS}}
 
 
 def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=None,
             cancelled=None, clock: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """The exact tree of one thread's call table. ``times(events)`` gives nanoseconds of event
-    indices (the thread's clock; without it, time is counted in events); ``exceptions`` is the
-    thread's exception table. Between chunks of calls, ``progress(rows done, rows)`` is told
-    and ``cancelled()`` asked (true: :class:`Cancelled` is raised). ``clock``: the samples
-    ``times`` interpolates (event indices, nanoseconds), for a whole thread's table, whose rows
-    are in start order: the same times, walked block by block (:mod:`jbgui.model.clock_times`).
+    """The exact tree of one call table (a thread's, or chosen rows of one). ``times(events)``
+    gives nanoseconds of event indices (the thread's clock; without it, time is counted in
+    events); ``exceptions`` is the thread's exception table. Between pieces of calls,
+    ``progress(rows done, rows)`` is told and ``cancelled()`` asked (true: :class:`Cancelled` is
+    raised). ``clock``: the samples ``times`` interpolates (event indices, nanoseconds), for a
+    whole thread's table, whose rows are in start order: the same times, walked block by block
+    (:mod:`jbgui.model.clock_times`). Memory holds the tree and two blocks of rows, never a
+    stored thread's columns."""
+    builder = _Builder()
+    rows = builder.thread(calls, synthetic_mask, times, exceptions, progress, cancelled, clock)
+    _parent, f_key, f_depth = builder.forest()
+    return _thread_fields(rows, f_key, f_depth)
 
-    The calls are read a block of rows at a time (:meth:`jbgui.model.analysis.CallTable.window`):
-    memory holds the tree and one block, never the thread's columns."""
-    n = len(calls)
-    sc = np.zeros(1, np.int64)
-    nodes = np.zeros((1 << 12, _WIDTH), np.int64)
-    table_k = np.full(1 << 13, _EMPTY, np.int64)
-    table_v = np.zeros(1 << 13, np.int64)
-    at_depth = np.full(64, -1, np.int64)
-    exc_rows, exc_thrown, exc_caught = _exception_counts(exceptions, n)
-    for lo, hi in _chunks(calls):
-        if cancelled is not None and cancelled():
-            raise Cancelled()
-        if progress is not None:
-            progress(lo, n)
-        # at most one new node per row
-        if int(sc[0]) + (hi - lo) + 1 > len(nodes):
-            grown = np.zeros((max(int(sc[0]) + (hi - lo) + 1, 2 * len(nodes)), _WIDTH), np.int64)
-            grown[:len(nodes)] = nodes
-            nodes = grown
-        while 2 * (int(sc[0]) + (hi - lo)) > len(table_k):
-            table_k, table_v = K.rehash(table_k, table_v, 2 * len(table_k))
-        depth = np.ascontiguousarray(_read(calls, "depth", lo, hi))
-        deepest = int(depth.max()) + 2 if len(depth) else 2
-        if deepest > len(at_depth):
-            grown_at = np.full(max(deepest, 2 * len(at_depth)), -1, np.int64)
-            grown_at[:len(at_depth)] = at_depth
-            at_depth = grown_at
-        first = _read(calls, "first", lo, hi)
-        last = _read(calls, "last", lo, hi, ref=first)
-        if clock is not None:
-            t_first, t_last = clock_times.block_times(first, last, clock[0], clock[1], plus=0.0)
-            spans = np.rint(t_last - t_first).astype(np.int64)
-        elif times is not None:
-            spans = np.rint(times(last) - times(first)).astype(np.int64)
+
+# ---------------------------------------------------------------- the run's trees, kept
+
+@dataclass
+class RunTrees:
+    """The forest's structure and each thread's nodes (see the module's docstring)."""
+
+    parent: np.ndarray                      # the forest's, per node (int32 when it fits)
+    key: np.ndarray
+    threads: dict[int, dict[str, np.ndarray]]   # thread index -> its nodes' ``forest`` (None: the
+    #                                             forest's first nodes, in order) and WEIGHTS
+
+    def __post_init__(self):
+        self.depth = np.empty(len(self.parent), np.int32)
+        _depths(self.parent, self.depth)
+
+    def forest_of(self, index: int) -> np.ndarray:
+        """The forest node of each node of a thread."""
+        rows = self.threads[index]
+        forest = rows["forest"]
+        return np.arange(len(rows["calls"]), dtype=np.int64) if forest is None else forest
+
+    def thread_tree(self, index: int) -> dict[str, np.ndarray]:
+        """One thread's tree: :data:`FIELDS`, :data:`EXTRA_FIELDS` and ``capped``."""
+        rows = self.threads.get(index)
+        if rows is None:
+            z = np.zeros(0, np.int64)
+            return {name: z for name in FIELDS + EXTRA_FIELDS} | {"capped": np.array([False])}
+        m = len(rows["calls"])
+        if rows["forest"] is None:          # the forest's first nodes: the same parents
+            parent, key, depth = self.parent[:m], self.key[:m], self.depth[:m]
         else:
-            spans = (last - first).astype(np.int64)
-        np.maximum(spans, 0, out=spans)
-        e0, e1 = np.searchsorted(exc_rows, [lo, hi])
-        # the columns as stored (no conversion: numba compiles the kernel for their dtypes)
-        site = np.ascontiguousarray(_read(calls, "call_site", lo, hi))
-        _add_rows(sc, table_k, table_v, nodes, at_depth, lo, np.ascontiguousarray(_read(calls, "method", lo, hi)),
-                  site, np.ascontiguousarray(_read(calls, "flags", lo, hi, ref=site)), depth,
-                  *(np.ascontiguousarray(_read(calls, name, lo, hi)) for name in ("incl_bytecodes", "incl_blocks")),
-                  spans, synthetic_mask, exc_rows[e0:e1], exc_thrown[e0:e1], exc_caught[e0:e1])
-    used = int(sc[0])
-    cols = dict(zip(FIELDS + EXTRA_FIELDS, (_PARENT, _KEY, _CALLS, _INCL_BC, _INCL_BLOCKS, _FLAGS, _DEPTH, _TIME,
-                                            _THROWN, _CAUGHT)))
-    by_column = np.ascontiguousarray(nodes[:used].T)   # one transposing copy, then rows are columns
-    return {name: by_column[col] for name, col in cols.items()}
+            forest = rows["forest"]
+            node_of = np.full(len(self.parent), -1, np.int64)   # the thread's node of a forest node
+            node_of[forest] = np.arange(m)
+            fp = self.parent[forest]
+            parent = np.where(fp >= 0, node_of[np.maximum(fp, 0)], -1)
+            key, depth = self.key[forest], self.depth[forest]
+        return {"parent": np.asarray(parent, np.int64), "key": np.asarray(key, np.int64),
+                "depth": np.asarray(depth, np.int64), **{name: np.asarray(rows[name], np.int64) for name in WEIGHTS},
+                "capped": np.array([False])}
+
+    def forest_weights(self) -> dict[str, np.ndarray]:
+        """The forest's :data:`WEIGHTS`, every thread's summed (flags or-ed): a copy of the
+        thread that made the first nodes, then the others added node by node."""
+        n = len(self.parent)
+        out = {}
+        for name in WEIGHTS:
+            dtype = np.int64 if name in ("calls", "incl_bytecodes", "incl_blocks", "incl_time") else np.int32
+            out[name] = np.zeros(n, dtype)
+        first = [i for i, rows in self.threads.items() if rows["forest"] is None]
+        for i in first:
+            m = len(self.threads[i]["calls"])
+            for name in WEIGHTS:
+                out[name][:m] += self.threads[i][name]
+        for i, rows in self.threads.items():
+            if rows["forest"] is not None:
+                _scatter(rows["forest"], *(rows[name] for name in WEIGHTS), *(out[name] for name in WEIGHTS))
+        return out
 
 
-def is_stored(directory: Path | None) -> bool:
-    """Whether a thread's tree is kept in ``directory`` (its call columns' directory)."""
-    return derived.is_stored(directory, _FILE)
+@numba.njit(cache=True, nogil=True)
+def _scatter(ids, calls, bc, blocks, time, flags, thrown, caught,
+             o_calls, o_bc, o_blocks, o_time, o_flags, o_thrown, o_caught):  # pragma: no cover - numba
+    for i in range(len(ids)):
+        f = ids[i]
+        o_calls[f] += calls[i]
+        o_bc[f] += bc[i]
+        o_blocks[f] += blocks[i]
+        o_time[f] += time[i]
+        o_flags[f] |= flags[i]
+        o_thrown[f] += thrown[i]
+        o_caught[f] += caught[i]
 
 
-def forget(directory: Path | None) -> None:
-    """Drop the tree kept in ``directory`` (a thread's call columns' directory)."""
-    derived.forget(directory, _FILE)
+def build_run(threads, progress=None, cancelled=None) -> RunTrees:
+    """Every thread's tree and the forest, from their call tables (see :func:`compute`). The
+    thread of most calls first: its nodes are the forest's first, in order (kept as such)."""
+    builder = _Builder()
+    total = sum(len(t.calls) for t in threads)
+    before = 0
+    out = {}
+    for t in sorted(threads, key=lambda t: -len(t.calls)):
+        if not len(t.calls):
+            continue
+        clock = np.asarray(t.clock, np.float64)
+        rows = builder.thread(t.calls, K.F_NATIVE | K.F_UNTRACED, t.times, t.exceptions, progress, cancelled,
+                              clock=(clock[:, 0], clock[:, 1]) if len(clock) >= 2 else None,
+                              rows_before=before, rows_total=total)
+        before += len(t.calls)
+        forest = rows["forest"]
+        identity = not out and bool(np.array_equal(forest, np.arange(len(forest))))
+        out[t.index] = {"forest": None if identity else _narrow(forest),
+                        **{name: rows[name] if name in _WIDE else _narrow(rows[name]) for name in WEIGHTS}}
+    parent, key, _depth = builder.forest()
+    return RunTrees(_narrow(parent), _narrow(key), out)
+
+
+_WIDE = ("calls", "incl_bytecodes", "incl_blocks", "incl_time")     # sums: always 64 bits
+
+
+def _narrow(a: np.ndarray) -> np.ndarray:
+    """32 bits when every value fits (half the memory to write and read)."""
+    a = np.asarray(a)
+    if a.dtype == np.int32 or (len(a) and (a.max() >= 2**31 or a.min() < -2**31)):
+        return a
+    return a.astype(np.int32)
+
+
+def _to_arrays(run: RunTrees) -> dict[str, np.ndarray]:
+    arrays = {"parent_gap": _narrow(np.arange(len(run.parent), dtype=np.int64) - run.parent), "key": run.key,
+              "threads": np.array(sorted(run.threads), np.int64)}
+    for index, rows in run.threads.items():
+        for name, values in rows.items():
+            if values is not None:
+                arrays[f"t{index}.{name}"] = values
+    return arrays
+
+
+def _from_arrays(arrays: dict[str, np.ndarray], thread_indices: set[int], statics=None) -> RunTrees | None:
+    """The stored trees, or None when they cannot be this run's (damage, another version): every
+    parent an earlier node, every key a method or call site of ``statics`` (views index tables
+    with them), every thread node a forest node."""
+    try:
+        gap = arrays["parent_gap"]
+        key = arrays["key"]
+        n = len(gap)
+        if len(key) != n or gap.ndim != 1 or key.ndim != 1:
+            return None
+        parent = np.empty(n, np.int32 if n < 2**31 else np.int64)
+        if _parents_from_gaps(gap, parent) >= 0:
+            return None
+        if n and (key.min() < 0 or key.max() >= (1 << _KEY_BITS)):
+            return None
+        if n and statics is not None:
+            method = key <= statics.max_method_id
+            site = (key >= SYNTHETIC_KEY) & (key < SYNTHETIC_KEY + statics.n_sites)
+            if not np.all(method | site):
+                return None
+        indices = [int(i) for i in np.asarray(arrays["threads"])]
+        if not set(indices) <= thread_indices:
+            return None
+        threads = {}
+        for index in indices:
+            rows = {name: arrays[f"t{index}.{name}"] for name in WEIGHTS}
+            m = len(rows["calls"])
+            forest = arrays.get(f"t{index}.forest")
+            if forest is None and m > n:
+                return None
+            if forest is not None and (len(forest) != m or (m and (forest.min() < 0 or forest.max() >= n))):
+                return None
+            if any(len(v) != m for v in rows.values()):
+                return None
+            threads[index] = {"forest": forest, **rows}
+        return RunTrees(parent, key, threads)
+    except (KeyError, ValueError, TypeError, AttributeError):
+        return None
+
+
+@numba.njit(cache=True, nogil=True)
+def _parents_from_gaps(gap, out):  # pragma: no cover - numba
+    """Each node's parent from its distance back; the first node whose parent would not be an
+    earlier node (nor -1), else -1."""
+    for i in range(len(gap)):
+        p = i - np.int64(gap[i])
+        if p < -1 or p >= i:
+            return i
+        out[i] = p
+    return -1
+
+
+def is_stored(cache_dir: Path | None) -> bool:
+    """Whether the run's trees are kept in ``cache_dir`` (the replay's directory)."""
+    return cache_dir is not None and (Path(cache_dir) / f"{RUN_FILE}.zst").is_file()
+
+
+def forget(cache_dir: Path | None) -> None:
+    """Drop the run's trees kept in ``cache_dir``."""
+    if cache_dir is not None:
+        (Path(cache_dir) / f"{RUN_FILE}.zst").unlink(missing_ok=True)
+
+
+def for_run(threads, cache_dir: Path | None, progress=None, cancelled=None, statics=None) -> RunTrees:
+    """The run's trees (:class:`RunTrees`) of ``threads`` (every :class:`~jbgui.model.analysis.
+    ThreadReplay` of the run), kept in ``cache_dir`` (the replay's directory): read when kept
+    there and sound (keys checked against ``statics``), else built and kept. The only writer of
+    that file."""
+    path = Path(cache_dir) / f"{RUN_FILE}.zst" if cache_dir is not None else None
+    indices = {t.index for t in threads}
+    if path is not None:
+        for t in threads:       # per-thread files of earlier versions: read no more
+            for old in _OLD_FILES:
+                derived.forget(t.calls.directory, old)
+        try:
+            run = _from_arrays(S.load_columns(path), indices, statics)
+            if run is not None:
+                return run
+        except S.CacheDamaged:
+            pass        # missing, damaged or of another version: built again
+    run = build_run(threads, progress, cancelled)
+    if path is not None:
+        try:
+            S.save_columns(path, _to_arrays(run))
+        except OSError:
+            pass
+    return run
 
 
 def for_thread(thread, progress=None, cancelled=None) -> dict[str, np.ndarray]:
     """The tree of a :class:`jbgui.model.analysis.ThreadReplay`: :data:`FIELDS` and, with the
     thread's clock and exceptions, :data:`EXTRA_FIELDS`; and ``capped`` (a one-element bool array,
-    always False: the tree is exact). Computed once and kept beside the call columns; the only
-    writer of that file."""
-    calls = thread.calls
-
-    def build() -> dict[str, np.ndarray]:
-        clock = np.asarray(thread.clock, np.float64)
-        fields = compute(calls, K.F_NATIVE | K.F_UNTRACED, thread.times, thread.exceptions, progress, cancelled,
-                         clock=(clock[:, 0], clock[:, 1]) if len(clock) >= 2 else None)
-        stored = {name: values for name, values in fields.items() if name not in ("parent", "depth")}
-        stored["parent_gap"] = np.arange(len(fields["parent"]), dtype=np.int64) - fields["parent"]
-        return {**stored, "capped": np.array([False])}
-    if not len(calls):
-        return {name: np.zeros(0, np.int64) for name in FIELDS + EXTRA_FIELDS} | {"capped": np.array([False])}
-    for old in _OLD_FILES:      # read no more: not left to fill the disk
-        derived.forget(calls.directory, old)
-    stored = derived.load_or_compute(calls.directory, _FILE, _STORED, build, _valid)
-    tree = {name: values for name, values in stored.items() if name != "parent_gap"}
-    tree["parent"] = np.arange(len(stored["parent_gap"]), dtype=np.int64) - stored["parent_gap"]
-    tree["depth"] = np.empty(len(tree["parent"]), np.int64)
-    _depths(tree["parent"], tree["depth"])
-    return tree
-
-
-_STORED = ("parent_gap", *(n for n in FIELDS + EXTRA_FIELDS if n not in ("parent", "depth")), "capped")
-
-
-def _valid(arrays: dict[str, np.ndarray]) -> bool:
-    """A tree cached by a version that capped it is computed again, and so is one whose parents
-    are not earlier nodes (damage: the depths are computed through them)."""
-    gap = np.asarray(arrays["parent_gap"])
-    n = len(gap)
-    if any(len(arrays[name]) != n for name in _STORED if name != "capped"):
-        return False
-    if n and (gap.min() < 1 or (gap > np.arange(1, n + 1)).any()):
-        return False
-    return not bool(np.asarray(arrays["capped"]).any())
+    always False: the tree is exact). From the run's trees (:func:`for_run`) when the thread
+    belongs to an analysis, else computed."""
+    run_trees = getattr(thread, "run_trees", None)
+    if run_trees is not None:
+        return run_trees(progress, cancelled).thread_tree(thread.index)
+    clock = np.asarray(thread.clock, np.float64)
+    fields = compute(thread.calls, K.F_NATIVE | K.F_UNTRACED, thread.times, thread.exceptions, progress, cancelled,
+                     clock=(clock[:, 0], clock[:, 1]) if len(clock) >= 2 else None)
+    return {**fields, "capped": np.array([False])}
 
 
 @numba.njit(cache=True, nogil=True)

@@ -24,12 +24,31 @@ def _interp_at(x, j, pos, nanos):  # pragma: no cover - numba
     return slope * (x - pos[j]) + nanos[j]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _end_at(x, y, j, pos, nanos):  # pragma: no cover - numba
+    """``np.interp(y, pos, nanos)`` for ``y >= x``, ``j`` being the sample of ``x``: galloping
+    forward from ``j`` (a call ends mostly within a few samples of its start)."""
+    n = len(pos)
+    k = j if y >= x else 0      # (an end before the start cannot happen; never read wrong)
+    step = 1
+    while k + step < n and pos[k + step] <= y:     # gallop: pos[k] <= y stays true
+        k += step
+        step *= 2
+    hi = min(k + step, n)                             # pos[hi] > y, or hi == n
+    while hi - k > 1:
+        mid = (k + hi) >> 1
+        if pos[mid] <= y:
+            k = mid
+        else:
+            hi = mid
+    return _interp_at(y, k, pos, nanos)
+
+
 @numba.njit(cache=True, nogil=True)
 def _block_times(first, last, plus, pos, nanos, t_first, t_end):  # pragma: no cover - numba
     """``np.interp`` of ``first`` and of ``last + plus`` over the clock samples (``pos`` increasing,
     at least two), walking the samples instead of a binary search per value: ``first`` never
-    decreases within a block (rows are in start order), and a call ends at or after its start,
-    mostly within a few samples (found by galloping forward from the start's sample)."""
+    decreases within a block (rows are in start order), and a call ends at or after its start."""
     n = len(pos)
     j = 0
     for i in range(len(first)):
@@ -37,20 +56,21 @@ def _block_times(first, last, plus, pos, nanos, t_first, t_end):  # pragma: no c
         while j + 1 < n and pos[j + 1] <= x:
             j += 1
         t_first[i] = _interp_at(x, j, pos, nanos)
-        y = np.float64(last[i]) + plus
-        k = j if y >= x else 0      # (an end before the start cannot happen; never read wrong)
-        step = 1
-        while k + step < n and pos[k + step] <= y:     # gallop: pos[k] <= y stays true
-            k += step
-            step *= 2
-        hi = min(k + step, n)                             # pos[hi] > y, or hi == n
-        while hi - k > 1:
-            mid = (k + hi) >> 1
-            if pos[mid] <= y:
-                k = mid
-            else:
-                hi = mid
-        t_end[i] = _interp_at(y, k, pos, nanos)
+        t_end[i] = _end_at(x, np.float64(last[i]) + plus, j, pos, nanos)
+
+
+@numba.njit(cache=True, nogil=True)
+def _block_spans(first, last, pos, nanos, out):  # pragma: no cover - numba
+    """What :func:`block_spans` returns, in one pass (the same arithmetic as :func:`_block_times`
+    then ``np.rint``)."""
+    n = len(pos)
+    j = 0
+    for i in range(len(first)):
+        x = np.float64(first[i])
+        while j + 1 < n and pos[j + 1] <= x:
+            j += 1
+        span = np.rint(_end_at(x, np.float64(last[i]), j, pos, nanos) - _interp_at(x, j, pos, nanos))
+        out[i] = np.int64(span) if span > 0 else 0
 
 
 def block_times(first: np.ndarray, last: np.ndarray, pos: np.ndarray, nanos: np.ndarray,
@@ -67,3 +87,16 @@ def block_times(first: np.ndarray, last: np.ndarray, pos: np.ndarray, nanos: np.
     _block_times(first, np.asarray(last), float(plus), np.ascontiguousarray(pos, np.float64),
                  np.ascontiguousarray(nanos, np.float64), t_first, t_end)
     return t_first, t_end
+
+
+def block_spans(first: np.ndarray, last: np.ndarray, pos: np.ndarray, nanos: np.ndarray) -> np.ndarray:
+    """Nanoseconds from each call's first event to its last (int64, rounded to the nearest, never
+    negative), for a block of calls as :func:`block_times` takes them: equal to
+    ``np.maximum(np.rint(np.interp(last) - np.interp(first)), 0)``, in one pass."""
+    first = np.asarray(first)
+    if len(pos) < 2 or not len(first):
+        return np.maximum(np.asarray(last, np.int64) - first, 0)
+    out = np.empty(len(first), np.int64)
+    _block_spans(first, np.asarray(last), np.ascontiguousarray(pos, np.float64),
+                 np.ascontiguousarray(nanos, np.float64), out)
+    return out

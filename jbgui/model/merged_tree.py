@@ -35,13 +35,12 @@ from jbgui.model import replay_kernel as K
 WEIGHTS = ("bytecodes", "calls", "blocks", "time")
 _INCL = {"bytecodes": 0, "blocks": 1, "time": 2}
 _EMPTY = K.EMPTY
-_FOREST_DIR = "merged_cct"
+_OLD_FOREST_DIR = "merged_cct"      # the whole run's tree as earlier versions kept it
 _METHODS_TABLE = "methods_table.npz"
 # whether a re-merge checks the new children of receiving nodes for equal keys (see
 # _remerge_plan); on javac's java/util/stream trace it leaves 166 of 662,036 lookups to toggling
 # only my code and none of 1,581,181 to merging HashSet.add, for two light passes
 CHECK_GROUPS = True
-_FOREST_KEYS = ("parent", "key", "depth", "calls", "incl", "own", "flags", "same", "child_start", "child_list")
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -698,106 +697,32 @@ def thread_tree(thread, progress=None, cancelled=None) -> Tree:
 
 def run_tree(analysis, threads=None, progress=None, cancelled=None) -> Tree:
     """The merged tree of the whole run (every thread's paths merged), or of ``threads``
-    (indices). The whole run's tree is cached beside the replay."""
+    (indices). The whole run's: the forest of the run's trees (:meth:`jbgui.model.analysis.
+    Analysis.run_trees`), kept beside the replay with the threads' trees."""
     chosen = analysis.threads if threads is None else [analysis.thread(i) for i in threads]
     if len(chosen) == 1:
         return thread_tree(chosen[0], progress, cancelled)
-
-    def build() -> dict[str, np.ndarray]:
-        total = sum(len(t.calls) for t in chosen)
-        trees, before = [], 0
-        for t in chosen:
-            step = None if progress is None else (lambda d, _n, b=before: progress(b + d, total))
-            trees.append(thread_tree(t, step, cancelled))
-            before += len(t.calls)
-        tree = Tree.concat(trees).remerge()
-        start, lst = tree._children
-        # stored with the tree: the first transform then needs no depth-first walk, and the
-        # first screen no sort of the nodes by parent
-        return {**tree.to_arrays(), "same": tree.same_key_ancestor.astype(np.int32),
-                "child_start": start, "child_list": lst}
-    directory = analysis.cache_dir if threads is None else None
-    a = load_or_store_arrays(directory, _FOREST_DIR, _FOREST_KEYS, build,
-                             sound=lambda arrays: forest_is_sound(arrays, analysis.statics))
-    if directory is not None:
-        # the single-file cache of earlier versions is read no more
-        (Path(directory) / "merged_cct.npz").unlink(missing_ok=True)
-    tree = Tree(a["parent"], a["key"], a["depth"], a["calls"], a["incl"], a["own"], a["flags"])
-    tree.__dict__["same_key_ancestor"] = a["same"]
-    tree.__dict__["_children"] = (a["child_start"], a["child_list"])
-    return tree
-
-
-def forest_is_sound(a: dict[str, np.ndarray], statics) -> bool:
-    """Whether stored forest arrays can be indexed without reading out of bounds: the cache is
-    untrusted input (a truncated or tampered file must cost a rebuild, never a crash in a kernel).
-    One vectorised pass per array; about 0.1 s for 13 M nodes."""
-    try:
-        n = len(a["parent"])
-        if any(a[k].ndim != 1 or len(a[k]) != n for k in ("parent", "key", "depth", "calls", "flags", "same")):
-            return False
-        if any(a[k].ndim not in (1, 2) or len(a[k]) != n for k in ("incl", "own")):   # weights by column
-            return False
-        start, lst = a["child_start"], a["child_list"]
-        if start.ndim != 1 or len(start) != n + 1 or lst.ndim != 1 or (n and (start[0] != 0 or start[-1] != len(lst))):
-            return False
-        if n == 0:
-            return True
-        for name in ("parent", "same"):
-            col = a[name]
-            if col.min() < -1 or col.max() >= n:
-                return False
-        if (len(lst) and (lst.min() < 0 or lst.max() >= n)) or np.any(np.diff(start) < 0) or a["depth"].min() < 0:
-            return False
-        key = np.asarray(a["key"], np.int64)
-        method = (key >= 0) & (key <= statics.max_method_id)
-        site = (key >= CCT.SYNTHETIC_KEY) & (key < CCT.SYNTHETIC_KEY + statics.n_sites)
-        return bool(np.all(method | site | (key == -1)))
-    except (KeyError, ValueError, TypeError):
-        return False
+    if threads is None:
+        shutil.rmtree(Path(analysis.cache_dir) / _OLD_FOREST_DIR, ignore_errors=True)     # 835 MB on javac's
+        run = analysis.run_trees(progress, cancelled)
+        w = run.forest_weights()
+        n = len(run.parent)
+        incl = np.empty((n, 3), np.int64, order="F")     # by column (see Tree.incl)
+        incl[:, 0], incl[:, 1], incl[:, 2] = w["incl_bytecodes"], w["incl_blocks"], w["incl_time"]
+        own = np.empty((n, 2), w["thrown"].dtype, order="F")
+        own[:, 0], own[:, 1] = w["thrown"], w["caught"]
+        return Tree(run.parent, run.key, run.depth, w["calls"], incl, own, w["flags"])
+    trees = [thread_tree(t, progress, cancelled) for t in chosen]
+    return Tree.concat(trees).remerge()
 
 
 def forget_cached(analysis) -> None:
-    """Drop every tree kept for ``analysis`` (each thread's calling-context tree, the merged forest
-    and the methods table): the next request builds them from the call columns (benchmarks and
-    tests of the first time)."""
-    for thread in analysis.threads:
-        CCT.forget(thread.calls.directory)
-        thread._cct = None
-    shutil.rmtree(Path(analysis.cache_dir) / _FOREST_DIR, ignore_errors=True)
+    """Drop every tree kept for ``analysis`` (the run's calling-context trees and the methods
+    table): the next request builds them from the call columns (benchmarks and tests of the
+    first time)."""
+    analysis.forget_run_trees()
+    shutil.rmtree(Path(analysis.cache_dir) / _OLD_FOREST_DIR, ignore_errors=True)
     derived.forget(analysis.cache_dir, _METHODS_TABLE)
-
-
-def load_or_store_arrays(directory, name: str, keys: tuple[str, ...], compute, sound=None) -> dict[str, np.ndarray]:
-    """Arrays kept as one ``.npy`` file each in ``directory/name/``, memory-mapped when read
-    (a tree of millions of nodes opens at once; pages are read as the passes touch them),
-    computed and stored first when missing. Written to a temporary directory renamed into
-    place, so a reader never sees half a cache; a read-only or damaged cache only costs the
-    computation."""
-    folder = Path(directory) / name if directory is not None else None
-    if folder is not None and folder.is_symlink():
-        folder = None       # never read or write through a link jbgui did not make
-    if folder is not None and folder.is_dir():
-        try:
-            stored = {k: np.load(folder / f"{k}.npy", mmap_mode="r", allow_pickle=False) for k in keys}
-            if sound is None or sound(stored):
-                return stored
-        except (OSError, ValueError, EOFError):
-            pass
-    arrays = compute()
-    if folder is not None:
-        tmp = folder.with_name(f"{name}.tmp{os.getpid()}")
-        try:
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir()
-            for k in keys:
-                a = np.asarray(arrays[k])     # by column when it is (a tree's weights)
-                np.save(tmp / f"{k}.npy", a if a.flags.f_contiguous and a.ndim > 1 else np.ascontiguousarray(a))
-            shutil.rmtree(folder, ignore_errors=True)
-            tmp.rename(folder)
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return arrays
 
 
 def run_methods_table_arrays(analysis, compute) -> dict[str, np.ndarray]:
