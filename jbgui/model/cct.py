@@ -34,7 +34,6 @@ one is merged.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numba
@@ -528,62 +527,73 @@ def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=No
 
 # ---------------------------------------------------------------- the run's trees, kept
 
-@dataclass
 class RunTrees:
-    """The forest's structure and each thread's nodes (see the module's docstring)."""
+    """The forest's structure and each thread's nodes (see the module's docstring). A thread's
+    weights are read when first needed (from the file the trees were kept in, or from memory
+    when just built): the merged tree of the run reads the largest thread's straight into its
+    own arrays."""
 
-    parent: np.ndarray                      # the forest's, per node (int32 when it fits)
-    key: np.ndarray
-    threads: dict[int, dict[str, np.ndarray]]   # thread index -> its nodes' ``forest`` (None: the
-    #                                             forest's first nodes, in order) and WEIGHTS
+    def __init__(self, parent: np.ndarray, key: np.ndarray, forest_ids: dict[int, np.ndarray | None],
+                 rows: dict[int, int], read):
+        self.parent = parent            # the forest's, per node (int32 when it fits)
+        self.key = key
+        self.forest_ids = forest_ids    # thread index -> its nodes' forest nodes (None: the first ones)
+        self.rows = rows                # thread index -> its number of nodes
+        self._read = read               # (thread index, out) -> {weight: array}
+        self.depth = np.empty(len(parent), np.int32)
+        _depths(parent, self.depth)
 
-    def __post_init__(self):
-        self.depth = np.empty(len(self.parent), np.int32)
-        _depths(self.parent, self.depth)
+    @property
+    def threads(self) -> list[int]:
+        return list(self.rows)
 
-    def forest_of(self, index: int) -> np.ndarray:
-        """The forest node of each node of a thread."""
-        rows = self.threads[index]
-        forest = rows["forest"]
-        return np.arange(len(rows["calls"]), dtype=np.int64) if forest is None else forest
+    def weights(self, index: int, out: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """One thread's :data:`WEIGHTS` per node (into ``out``'s arrays when given)."""
+        return self._read(index, out)
 
     def thread_tree(self, index: int) -> dict[str, np.ndarray]:
         """One thread's tree: :data:`FIELDS`, :data:`EXTRA_FIELDS` and ``capped``."""
-        rows = self.threads.get(index)
-        if rows is None:
+        if index not in self.rows:
             z = np.zeros(0, np.int64)
             return {name: z for name in FIELDS + EXTRA_FIELDS} | {"capped": np.array([False])}
-        m = len(rows["calls"])
-        if rows["forest"] is None:          # the forest's first nodes: the same parents
+        m = self.rows[index]
+        forest = self.forest_ids[index]
+        if forest is None:          # the forest's first nodes: the same parents
             parent, key, depth = self.parent[:m], self.key[:m], self.depth[:m]
         else:
-            forest = rows["forest"]
             node_of = np.full(len(self.parent), -1, np.int64)   # the thread's node of a forest node
             node_of[forest] = np.arange(m)
             fp = self.parent[forest]
             parent = np.where(fp >= 0, node_of[np.maximum(fp, 0)], -1)
             key, depth = self.key[forest], self.depth[forest]
+        w = self.weights(index)
         return {"parent": np.asarray(parent, np.int64), "key": np.asarray(key, np.int64),
-                "depth": np.asarray(depth, np.int64), **{name: np.asarray(rows[name], np.int64) for name in WEIGHTS},
+                "depth": np.asarray(depth, np.int64), **{name: np.asarray(w[name], np.int64) for name in WEIGHTS},
                 "capped": np.array([False])}
 
-    def forest_weights(self) -> dict[str, np.ndarray]:
-        """The forest's :data:`WEIGHTS`, every thread's summed (flags or-ed): a copy of the
-        thread that made the first nodes, then the others added node by node."""
+    def forest_tree(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The forest's weights, every thread's summed (flags or-ed): ``calls``; ``incl``, (n, 3)
+        by column: bytecodes, blocks, time; ``own``, (n, 2) by column: thrown, caught; ``flags``.
+        The thread that made the forest's first nodes is read straight into them; the others are
+        added node by node."""
         n = len(self.parent)
-        out = {}
-        for name in WEIGHTS:
-            dtype = np.int64 if name in ("calls", "incl_bytecodes", "incl_blocks", "incl_time") else np.int32
-            out[name] = np.zeros(n, dtype)
-        first = [i for i, rows in self.threads.items() if rows["forest"] is None]
-        for i in first:
-            m = len(self.threads[i]["calls"])
-            for name in WEIGHTS:
-                out[name][:m] += self.threads[i][name]
-        for i, rows in self.threads.items():
-            if rows["forest"] is not None:
-                _scatter(rows["forest"], *(rows[name] for name in WEIGHTS), *(out[name] for name in WEIGHTS))
-        return out
+        calls = np.empty(n, np.int64)
+        incl = np.empty((n, 3), np.int64, order="F")
+        own = np.empty((n, 2), np.int64, order="F")
+        flags = np.empty(n, np.int32)
+        columns = {"calls": calls, "incl_bytecodes": incl[:, 0], "incl_blocks": incl[:, 1], "incl_time": incl[:, 2],
+                   "flags": flags, "thrown": own[:, 0], "caught": own[:, 1]}
+        first = next((i for i, f in self.forest_ids.items() if f is None), None)
+        m = 0 if first is None else self.rows[first]
+        if first is not None:
+            self.weights(first, {name: col[:m] for name, col in columns.items()})
+        for col in columns.values():
+            col[m:] = 0
+        for i, forest in self.forest_ids.items():
+            if forest is not None:
+                w = self.weights(i)
+                _scatter(forest, *(w[name] for name in WEIGHTS), *(columns[name] for name in WEIGHTS))
+        return calls, incl, own, flags
 
 
 @numba.njit(cache=True, nogil=True)
@@ -600,27 +610,44 @@ def _scatter(ids, calls, bc, blocks, time, flags, thrown, caught,
         o_caught[f] += caught[i]
 
 
-def build_run(threads, progress=None, cancelled=None) -> RunTrees:
-    """Every thread's tree and the forest, from their call tables (see :func:`compute`). The
-    thread of most calls first: its nodes are the forest's first, in order (kept as such)."""
+def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[str, np.ndarray]]:
+    """Every thread's tree and the forest, from their call tables (see :func:`compute`), and the
+    arrays to keep. The thread of most calls first: its nodes are the forest's first, in order
+    (kept as such)."""
     builder = _Builder()
     total = sum(len(t.calls) for t in threads)
     before = 0
-    out = {}
+    weights, forest_ids, rows = {}, {}, {}
     for t in sorted(threads, key=lambda t: -len(t.calls)):
         if not len(t.calls):
             continue
         clock = np.asarray(t.clock, np.float64)
-        rows = builder.thread(t.calls, K.F_NATIVE | K.F_UNTRACED, t.times, t.exceptions, progress, cancelled,
-                              clock=(clock[:, 0], clock[:, 1]) if len(clock) >= 2 else None,
-                              rows_before=before, rows_total=total)
+        got = builder.thread(t.calls, K.F_NATIVE | K.F_UNTRACED, t.times, t.exceptions, progress, cancelled,
+                             clock=(clock[:, 0], clock[:, 1]) if len(clock) >= 2 else None,
+                             rows_before=before, rows_total=total)
         before += len(t.calls)
-        forest = rows["forest"]
-        identity = not out and bool(np.array_equal(forest, np.arange(len(forest))))
-        out[t.index] = {"forest": None if identity else _narrow(forest),
-                        **{name: rows[name] if name in _WIDE else _narrow(rows[name]) for name in WEIGHTS}}
+        forest = got["forest"]
+        identity = not rows and bool(np.array_equal(forest, np.arange(len(forest))))
+        forest_ids[t.index] = None if identity else _narrow(forest)
+        rows[t.index] = len(forest)
+        weights[t.index] = {name: got[name] if name in _WIDE else _narrow(got[name]) for name in WEIGHTS}
     parent, key, _depth = builder.forest()
-    return RunTrees(_narrow(parent), _narrow(key), out)
+    parent, key = _narrow(parent), _narrow(key)
+
+    def read(index: int, out=None) -> dict[str, np.ndarray]:
+        w = weights[index]
+        if out is None:
+            return w
+        for name, values in out.items():
+            values[:] = w[name]
+        return out
+    arrays = {"parent_gap": _narrow(np.arange(len(parent), dtype=np.int64) - parent), "key": key,
+              "threads": np.array(sorted(rows), np.int64)}
+    for index in rows:
+        if forest_ids[index] is not None:
+            arrays[f"t{index}.forest"] = forest_ids[index]
+        arrays.update({f"t{index}.{name}": values for name, values in weights[index].items()})
+    return RunTrees(parent, key, forest_ids, rows, read), arrays
 
 
 _WIDE = ("calls", "incl_bytecodes", "incl_blocks", "incl_time")     # sums: always 64 bits
@@ -634,25 +661,15 @@ def _narrow(a: np.ndarray) -> np.ndarray:
     return a.astype(np.int32)
 
 
-def _to_arrays(run: RunTrees) -> dict[str, np.ndarray]:
-    arrays = {"parent_gap": _narrow(np.arange(len(run.parent), dtype=np.int64) - run.parent), "key": run.key,
-              "threads": np.array(sorted(run.threads), np.int64)}
-    for index, rows in run.threads.items():
-        for name, values in rows.items():
-            if values is not None:
-                arrays[f"t{index}.{name}"] = values
-    return arrays
-
-
-def _from_arrays(arrays: dict[str, np.ndarray], thread_indices: set[int], statics=None) -> RunTrees | None:
-    """The stored trees, or None when they cannot be this run's (damage, another version): every
+def _from_file(f: S.ColumnFile, thread_indices: set[int], statics=None) -> RunTrees | None:
+    """The kept trees, or None when they cannot be this run's (damage, another version): every
     parent an earlier node, every key a method or call site of ``statics`` (views index tables
-    with them), every thread node a forest node."""
+    with them), every thread node a forest node, every weight column of its thread's length."""
     try:
-        gap = arrays["parent_gap"]
-        key = arrays["key"]
+        got = f.read(["parent_gap", "key", "threads"])
+        gap, key = got["parent_gap"], got["key"]
         n = len(gap)
-        if len(key) != n or gap.ndim != 1 or key.ndim != 1:
+        if len(key) != n:
             return None
         parent = np.empty(n, np.int32 if n < 2**31 else np.int64)
         if _parents_from_gaps(gap, parent) >= 0:
@@ -664,24 +681,28 @@ def _from_arrays(arrays: dict[str, np.ndarray], thread_indices: set[int], static
             site = (key >= SYNTHETIC_KEY) & (key < SYNTHETIC_KEY + statics.n_sites)
             if not np.all(method | site):
                 return None
-        indices = [int(i) for i in np.asarray(arrays["threads"])]
-        if not set(indices) <= thread_indices:
+        indices = [int(i) for i in got["threads"]]
+        if not set(indices) <= thread_indices or len(set(indices)) != len(indices):
             return None
-        threads = {}
+        forest_ids, rows = {}, {}
         for index in indices:
-            rows = {name: arrays[f"t{index}.{name}"] for name in WEIGHTS}
-            m = len(rows["calls"])
-            forest = arrays.get(f"t{index}.forest")
-            if forest is None and m > n:
+            m = f.rows(f"t{index}.calls")
+            if any(f.rows(f"t{index}.{name}") != m for name in WEIGHTS):
+                return None
+            forest = f.read([f"t{index}.forest"])[f"t{index}.forest"] if f"t{index}.forest" in f.arrays else None
+            if forest is None and (m > n or any(i is None for i in forest_ids.values())):
                 return None
             if forest is not None and (len(forest) != m or (m and (forest.min() < 0 or forest.max() >= n))):
                 return None
-            if any(len(v) != m for v in rows.values()):
-                return None
-            threads[index] = {"forest": forest, **rows}
-        return RunTrees(parent, key, threads)
+            forest_ids[index], rows[index] = forest, m
     except (KeyError, ValueError, TypeError, AttributeError):
         return None
+
+    def read(index: int, out=None) -> dict[str, np.ndarray]:
+        names = [f"t{index}.{name}" for name in WEIGHTS]
+        got = f.read(names, None if out is None else {f"t{index}.{k}": v for k, v in out.items()})
+        return {name: got[f"t{index}.{name}"] for name in WEIGHTS}
+    return RunTrees(parent, key, forest_ids, rows, read)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -719,15 +740,15 @@ def for_run(threads, cache_dir: Path | None, progress=None, cancelled=None, stat
             for old in _OLD_FILES:
                 derived.forget(t.calls.directory, old)
         try:
-            run = _from_arrays(S.load_columns(path), indices, statics)
+            run = _from_file(S.ColumnFile(path), indices, statics)
             if run is not None:
                 return run
         except S.CacheDamaged:
             pass        # missing, damaged or of another version: built again
-    run = build_run(threads, progress, cancelled)
+    run, arrays = build_run(threads, progress, cancelled)
     if path is not None:
         try:
-            S.save_columns(path, _to_arrays(run))
+            S.save_columns(path, arrays)
         except OSError:
             pass
     return run

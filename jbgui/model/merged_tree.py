@@ -705,13 +705,8 @@ def run_tree(analysis, threads=None, progress=None, cancelled=None) -> Tree:
     if threads is None:
         shutil.rmtree(Path(analysis.cache_dir) / _OLD_FOREST_DIR, ignore_errors=True)     # 835 MB on javac's
         run = analysis.run_trees(progress, cancelled)
-        w = run.forest_weights()
-        n = len(run.parent)
-        incl = np.empty((n, 3), np.int64, order="F")     # by column (see Tree.incl)
-        incl[:, 0], incl[:, 1], incl[:, 2] = w["incl_bytecodes"], w["incl_blocks"], w["incl_time"]
-        own = np.empty((n, 2), w["thrown"].dtype, order="F")
-        own[:, 0], own[:, 1] = w["thrown"], w["caught"]
-        return Tree(run.parent, run.key, run.depth, w["calls"], incl, own, w["flags"])
+        calls, incl, own, flags = run.forest_tree()
+        return Tree(run.parent, run.key, run.depth, calls, incl, own, flags)
     trees = [thread_tree(t, progress, cancelled) for t in chosen]
     return Tree.concat(trees).remerge()
 

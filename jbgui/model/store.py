@@ -201,7 +201,7 @@ def load_arrays(path: Path, keys: tuple[str, ...] | None = None) -> dict[str, np
 COLUMNS_MAGIC = b"JBGUICOL"
 COLUMNS_VERSION = 1
 COLUMN_CHUNK = 1 << 20          # values per frame: frames decode on both cores at once
-_COLUMNS_HEADER = struct.Struct("<8sIQI")   # magic, version, index size, index CRC-32
+_COLUMNS_HEADER = struct.Struct("<8sIQII")  # magic, version, index size, CRC-32 of the index, of the frames
 MAX_INDEX_BYTES = 1 << 26
 
 
@@ -229,10 +229,13 @@ def save_columns(path: Path, arrays: dict[str, np.ndarray]) -> None:
             sizes.append([len(chunk), len(frame)])
         index[name] = {"dtype": values.dtype.str, "rows": len(flat), "delta": delta, "frames": sizes}
     body = json.dumps(index).encode()
+    crc = 0
+    for frame in frames:
+        crc = zlib.crc32(frame, crc)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "xb") as f:
-            f.write(_COLUMNS_HEADER.pack(COLUMNS_MAGIC, COLUMNS_VERSION, len(body), zlib.crc32(body)))
+            f.write(_COLUMNS_HEADER.pack(COLUMNS_MAGIC, COLUMNS_VERSION, len(body), zlib.crc32(body), crc))
             f.write(body)
             for frame in frames:
                 f.write(frame)
@@ -245,64 +248,97 @@ def save_columns(path: Path, arrays: dict[str, np.ndarray]) -> None:
         raise
 
 
-def load_columns(path: Path, workers: int = 2) -> dict[str, np.ndarray]:
-    """The arrays :func:`save_columns` wrote, their frames decoded on ``workers`` threads;
-    :class:`CacheDamaged` for anything else (a wrong size, index or frame)."""
-    try:
-        with open(path, "rb", opener=_nofollow) as f:
-            data = f.read()
-    except OSError as error:
-        raise CacheDamaged(f"{path}: {error.strerror or error}") from error
-    if len(data) < _COLUMNS_HEADER.size:
-        raise CacheDamaged(f"{path}: truncated")
-    magic, version, size, crc = _COLUMNS_HEADER.unpack_from(data)
-    if magic != COLUMNS_MAGIC or version != COLUMNS_VERSION or size > MAX_INDEX_BYTES:
-        raise CacheDamaged(f"{path}: not a column file of this version")
-    body = data[_COLUMNS_HEADER.size:_COLUMNS_HEADER.size + size]
-    if len(body) != size or zlib.crc32(body) != crc:
-        raise CacheDamaged(f"{path}: index truncated or altered")
-    jobs, out = [], {}
-    try:
-        index = json.loads(body)
-        at = _COLUMNS_HEADER.size + size
-        for name, entry in index.items():
-            dtype, rows = np.dtype(entry["dtype"]), int(entry["rows"])
-            if dtype.kind not in "iu" or not 0 <= rows <= MAX_ARRAYS_BYTES // 8:
-                raise ValueError(f"an array of type {dtype} and {rows} rows")
-            values = out[name] = np.empty(rows, dtype)
-            lo = 0
-            for n_rows, n_bytes in entry["frames"]:
-                n_rows, n_bytes = int(n_rows), int(n_bytes)
-                if n_rows <= 0 or lo + n_rows > rows or n_bytes <= 0:
-                    raise ValueError(f"{name}: a frame of {n_rows} rows at row {lo}")
-                jobs.append((values, lo, n_rows, at, n_bytes, bool(entry["delta"])))
-                lo += n_rows
-                at += n_bytes
-            if lo != rows:
-                raise ValueError(f"{name}: frames of {lo} rows for {rows}")
-        if at != len(data):
-            raise ValueError(f"{len(data) - at} bytes after the frames")
-    except (ValueError, TypeError, KeyError, AttributeError) as error:
-        raise CacheDamaged(f"{path}: {error}") from error
+class ColumnFile:
+    """A file :func:`save_columns` wrote, its index and checksums checked when opened; arrays are
+    decoded when asked for (:meth:`read`), each frame on its own (several on ``workers`` threads), into arrays
+    the caller may give. :class:`CacheDamaged` for anything that is not such a file."""
 
-    def decode(job) -> None:
-        values, lo, n_rows, at, n_bytes, delta = job
-        raw = zstandard.ZstdDecompressor().decompress(data[at:at + n_bytes], max_output_size=1 + 8 * n_rows)
-        got = unpack(raw, n_rows, 8)
-        if delta:
-            _cumsum_into(got, values[lo:lo + n_rows])
-        else:
-            values[lo:lo + n_rows] = got
-    try:
-        if workers > 1 and len(jobs) > 1:
-            with ThreadPoolExecutor(workers) as pool:
-                list(pool.map(decode, jobs))
-        else:
-            for job in jobs:
-                decode(job)
-    except (zstandard.ZstdError, ValueError) as error:
-        raise CacheDamaged(f"{path}: {error}") from error
-    return out
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            with open(path, "rb", opener=_nofollow) as f:
+                self.data = f.read()
+        except OSError as error:
+            raise CacheDamaged(f"{path}: {error.strerror or error}") from error
+        data = self.data
+        if len(data) < _COLUMNS_HEADER.size:
+            raise CacheDamaged(f"{path}: truncated")
+        magic, version, size, crc, frames_crc = _COLUMNS_HEADER.unpack_from(data)
+        if magic != COLUMNS_MAGIC or version != COLUMNS_VERSION or size > MAX_INDEX_BYTES:
+            raise CacheDamaged(f"{path}: not a column file of this version")
+        body = data[_COLUMNS_HEADER.size:_COLUMNS_HEADER.size + size]
+        if len(body) != size or zlib.crc32(body) != crc:
+            raise CacheDamaged(f"{path}: index truncated or altered")
+        # the frames are decoded when asked for, perhaps much later: damage is found now (about
+        # 30 ms for 30 MB), so that a reader never meets it half-way
+        if zlib.crc32(memoryview(data)[_COLUMNS_HEADER.size + size:]) != frames_crc:
+            raise CacheDamaged(f"{path}: truncated or altered")
+        self.arrays: dict[str, tuple[np.dtype, int, bool, list[tuple[int, int, int, int]]]] = {}
+        try:
+            index = json.loads(body)
+            at = _COLUMNS_HEADER.size + size
+            for name, entry in index.items():
+                dtype, rows = np.dtype(entry["dtype"]), int(entry["rows"])
+                if dtype.kind not in "iu" or not 0 <= rows <= MAX_ARRAYS_BYTES // 8:
+                    raise ValueError(f"an array of type {dtype} and {rows} rows")
+                frames, lo = [], 0
+                for n_rows, n_bytes in entry["frames"]:
+                    n_rows, n_bytes = int(n_rows), int(n_bytes)
+                    if n_rows <= 0 or lo + n_rows > rows or n_bytes <= 0:
+                        raise ValueError(f"{name}: a frame of {n_rows} rows at row {lo}")
+                    frames.append((lo, n_rows, at, n_bytes))
+                    lo += n_rows
+                    at += n_bytes
+                if lo != rows:
+                    raise ValueError(f"{name}: frames of {lo} rows for {rows}")
+                self.arrays[name] = (dtype, rows, bool(entry["delta"]), frames)
+            if at != len(data):
+                raise ValueError(f"{len(data) - at} bytes after the frames")
+        except (ValueError, TypeError, KeyError, AttributeError) as error:
+            raise CacheDamaged(f"{path}: {error}") from error
+
+    def rows(self, name: str) -> int:
+        return self.arrays[name][1]
+
+    def read(self, names, out: dict[str, np.ndarray] | None = None, workers: int = 2) -> dict[str, np.ndarray]:
+        """The arrays ``names``, each into ``out[name]`` when given (an array, or a view such as
+        a column of a larger table, of the array's length), else a new array of its stored type."""
+        got, jobs = {}, []
+        for name in names:
+            if name not in self.arrays:
+                raise CacheDamaged(f"{self.path}: no array {name!r}")
+            dtype, rows, delta, frames = self.arrays[name]
+            values = got[name] = (out or {}).get(name)
+            if values is None:
+                values = got[name] = np.empty(rows, dtype)
+            elif len(values) != rows:
+                raise ValueError(f"{name}: {rows} rows into {len(values)}")
+            jobs.extend((values, delta, frame) for frame in frames)
+
+        def decode(job) -> None:
+            values, delta, (lo, n_rows, at, n_bytes) = job
+            raw = zstandard.ZstdDecompressor().decompress(self.data[at:at + n_bytes], max_output_size=1 + 8 * n_rows)
+            unpacked = unpack(raw, n_rows, 8)
+            if delta:
+                _cumsum_into(unpacked, values[lo:lo + n_rows])
+            else:
+                values[lo:lo + n_rows] = unpacked
+        try:
+            if workers > 1 and len(jobs) > 1:
+                with ThreadPoolExecutor(workers) as pool:
+                    list(pool.map(decode, jobs))
+            else:
+                for job in jobs:
+                    decode(job)
+        except (zstandard.ZstdError, ValueError) as error:
+            raise CacheDamaged(f"{self.path}: {error}") from error
+        return got
+
+
+def load_columns(path: Path, workers: int = 2) -> dict[str, np.ndarray]:
+    """Every array :func:`save_columns` wrote (see :class:`ColumnFile`)."""
+    f = ColumnFile(path)
+    return f.read(list(f.arrays), workers=workers)
 
 
 def _unpack_array(raw: np.ndarray, dtype: str, shape: list[int], delta: bool) -> np.ndarray:

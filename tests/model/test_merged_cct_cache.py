@@ -75,7 +75,7 @@ def test_a_damaged_tree_file_is_rebuilt(trace, damage):
     assert summary(MT.run_tree(again)) == expected
     assert thread_summaries(again) == per_thread
     # rebuilt and kept again
-    assert CCT._from_arrays(S.load_columns(path), {t.index for t in again.threads}, again.statics) is not None
+    assert CCT._from_file(S.ColumnFile(path), {t.index for t in again.threads}, again.statics) is not None
 
 
 def test_trees_of_earlier_versions_are_removed(trace):

@@ -580,6 +580,56 @@ def test_array_files_keep_every_array_exactly(tmp_path):
     assert plain.stat().st_size < arrays["counts"].size * 1.5
 
 
+def test_column_files_keep_every_array_exactly_and_read_into_given_arrays(tmp_path, monkeypatch):
+    """Column files (the run's calling-context trees): every integer array back with its type, in
+    frames of a few values here so that arrays span many frames decoded on two threads; a sorted
+    array as steps; an array read into a column of a larger table."""
+    monkeypatch.setattr(S, "COLUMN_CHUNK", 1000)
+    rng = np.random.default_rng(11)
+    arrays = {"gap": rng.integers(1, 50, 4500).astype(np.int32), "wide": rng.integers(-(1 << 62), 1 << 62, 3001),
+              "sorted": np.sort(rng.integers(-(1 << 40), 1 << 40, 2500)), "one": np.array([-7], np.int64),
+              "empty": np.zeros(0, np.int32), "unsigned": rng.integers(0, 1 << 31, 1200).astype(np.uint32),
+              "steps_of_one": np.arange(5000, dtype=np.int64)}
+    path = tmp_path / "run.zst"
+    S.save_columns(path, arrays)
+    f = S.ColumnFile(path)
+    got = f.read(list(arrays))
+    for name, values in arrays.items():
+        assert got[name].dtype == values.dtype and np.array_equal(got[name], values), name
+        assert f.rows(name) == len(values)
+    table = np.zeros((3001, 3), np.int64, order="F")
+    f.read(["wide"], {"wide": table[:, 1]}, workers=1)
+    assert np.array_equal(table[:, 1], arrays["wide"]) and not table[:, [0, 2]].any()
+    steps = tmp_path / "steps.zst"
+    S.save_columns(steps, {"steps_of_one": arrays["steps_of_one"]})
+    assert steps.stat().st_size < 1000        # steps of one compress to almost nothing
+    with pytest.raises(ValueError):
+        S.save_columns(tmp_path / "x.zst", {"two_d": np.zeros((3, 3), np.int64)})
+
+
+@pytest.mark.parametrize("how", ["truncated", "a frame's byte flipped", "index altered", "header only", "empty",
+                                 "bytes appended"])
+def test_a_damaged_column_file_is_refused_when_opened(tmp_path, how):
+    path = tmp_path / "run.zst"
+    S.save_columns(path, {"a": np.arange(3000, dtype=np.int64) % 7, "b": np.arange(10, dtype=np.int32)})
+    data = bytearray(path.read_bytes())
+    if how == "truncated":
+        data = data[:-20]
+    elif how == "a frame's byte flipped":
+        data[-5] ^= 0x40
+    elif how == "index altered":
+        data[S._COLUMNS_HEADER.size + 3] ^= 0x01
+    elif how == "header only":
+        data = data[:S._COLUMNS_HEADER.size]
+    elif how == "empty":
+        data = bytearray()
+    else:
+        data += b"\x00" * 8
+    path.write_bytes(bytes(data))
+    with pytest.raises(S.CacheDamaged):
+        S.ColumnFile(path).read(["a", "b"])
+
+
 def test_a_column_stored_by_call_site_decodes_to_its_values():
     rng = np.random.default_rng(5)
     site = rng.integers(-1, 40, 5000)
