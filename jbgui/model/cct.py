@@ -245,14 +245,16 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
 
 @numba.njit(cache=True, nogil=True)
 def _merge_local(loc, nloc, lt, used, nused, st, gt, f_parent, f_key, f_depth, f_count, tmap,
-                 tw, t_forest, t_parent, t_count, gmap):  # pragma: no cover - numba
+                 tw, t_forest, t_parent, t_count, gmap, first):  # pragma: no cover - numba
     """Add the local tree to the thread's tree and the forest: each local node (parents first)
     found or made under its thread parent (the parent's last child first; else the forest node
     under the parent's forest node, by the pair table ``gt``, and the thread's node of that forest
     node, by ``tmap``), its sums added to the thread node's row of ``tw``. New forest nodes get
     ``f_parent``, ``f_key``, ``f_depth`` (``f_count[0]`` nodes); new thread nodes ``t_forest``,
     ``t_parent`` (``t_count[0]`` nodes). The open calls' local nodes on the stack are replaced by
-    their thread nodes and the local table is emptied. Room is the caller's business."""
+    their thread nodes and the local table is emptied. Room is the caller's business. ``first``:
+    the forest was empty when the thread began, so its nodes are the forest's, one for one (no
+    ``tmap`` to look in: half the cache misses of a merge)."""
     for l in range(nloc):
         ptag = loc[l, _L_PTAG]
         if ptag == 0:
@@ -269,7 +271,7 @@ def _merge_local(loc, nloc, lt, used, nused, st, gt, f_parent, f_key, f_depth, f
             if (memo & _LOW) == k:
                 node = memo >> 32
         if node < 0:
-            fp = t_forest[tp] if tp >= 0 else -1
+            fp = -1 if tp < 0 else tp if first else t_forest[tp]
             packed = ((fp + 1) << 32) | k
             s = _pair_slot(gt, packed)
             if gt[2 * s] == packed:
@@ -282,9 +284,17 @@ def _merge_local(loc, nloc, lt, used, nused, st, gt, f_parent, f_key, f_depth, f
                 f_parent[f] = fp
                 f_key[f] = k
                 f_depth[f] = kd >> 32
-                tmap[f] = -1
-            node = tmap[f]
-            if node < 0:
+                if not first:
+                    tmap[f] = -1
+            node = f if first else tmap[f]
+            if first and node == t_count[0]:
+                t_count[0] = node + 1
+                t_forest[node] = f
+                t_parent[node] = tp
+                for c in range(_ROW):
+                    tw[node, c] = 0
+                tw[node, _T_MEMO] = _NO_MEMO
+            elif not first and node < 0:
                 node = t_count[0]
                 t_count[0] = node + 1
                 tmap[f] = node
@@ -421,6 +431,7 @@ class _Builder:
         t_cols = [np.empty(cap, np.int64) for _ in range(2)]     # forest node, parent
         t_count = np.zeros(1, np.int64)
         state = np.zeros(5, np.int64)
+        first = int(self.f_count[0]) == 0
 
         def merge() -> None:
             nonlocal tw, t_cols
@@ -442,7 +453,7 @@ class _Builder:
                     slots *= 2
                 self.gt = _pair_rehash(self.gt, slots)
             _merge_local(loc, nloc, lt, used, int(state[4]), st, self.gt, *self.f, self.f_count, self.tmap,
-                         tw, *t_cols, t_count, gmap)
+                         tw, *t_cols, t_count, gmap, first)
             state[3] = state[4] = 0
 
         def spans_of(cols) -> np.ndarray:
@@ -534,18 +545,23 @@ class RunTrees:
     own arrays."""
 
     def __init__(self, parent: np.ndarray, key: np.ndarray, forest_ids: dict[int, np.ndarray | None],
-                 rows: dict[int, int], read):
+                 rows: dict[int, int], read, dtype):
         self.parent = parent            # the forest's, per node (int32 when it fits)
         self.key = key
         self.forest_ids = forest_ids    # thread index -> its nodes' forest nodes (None: the first ones)
         self.rows = rows                # thread index -> its number of nodes
         self._read = read               # (thread index, out) -> {weight: array}
+        self._dtype = dtype             # (thread index, weight) -> its type
         self.depth = np.empty(len(parent), np.int32)
         _depths(parent, self.depth)
 
     @property
     def threads(self) -> list[int]:
         return list(self.rows)
+
+    def dtype(self, index: int, name: str) -> np.dtype:
+        """The type one thread's weight is kept in."""
+        return self._dtype(index, name)
 
     def weights(self, index: int, out: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """One thread's :data:`WEIGHTS` per node (into ``out``'s arrays when given)."""
@@ -579,7 +595,11 @@ class RunTrees:
         n = len(self.parent)
         calls = np.empty(n, np.int64)
         incl = np.empty((n, 3), np.int64, order="F")
-        own = np.empty((n, 2), np.int64, order="F")
+        # exception counts side by side, in 32 bits when every thread's fit (their sums are far
+        # below 2^31): a re-merge reads and adds a node's two at once (by column, or 64 bits, the
+        # toggle of only my code cost twice the time on javac's forest)
+        wide = any(self.dtype(i, name) != np.int32 for i in self.rows for name in ("thrown", "caught"))
+        own = np.empty((n, 2), np.int64 if wide else np.int32)
         flags = np.empty(n, np.int32)
         columns = {"calls": calls, "incl_bytecodes": incl[:, 0], "incl_blocks": incl[:, 1], "incl_time": incl[:, 2],
                    "flags": flags, "thrown": own[:, 0], "caught": own[:, 1]}
@@ -665,7 +685,7 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
         if forest_ids[index] is not None:
             arrays[f"t{index}.forest"] = forest_ids[index]
         arrays.update({f"t{index}.{name}": values for name, values in weights[index].items()})
-    return RunTrees(parent, key, forest_ids, rows, read), arrays
+    return RunTrees(parent, key, forest_ids, rows, read, lambda i, name: weights[i][name].dtype), arrays
 
 
 _WIDE = ("calls", "incl_bytecodes", "incl_blocks", "incl_time")     # sums: always 64 bits
@@ -720,7 +740,7 @@ def _from_file(f: S.ColumnFile, thread_indices: set[int], statics=None) -> RunTr
         names = [f"t{index}.{name}" for name in WEIGHTS]
         got = f.read(names, None if out is None else {f"t{index}.{k}": v for k, v in out.items()})
         return {name: got[f"t{index}.{name}"] for name in WEIGHTS}
-    return RunTrees(parent, key, forest_ids, rows, read)
+    return RunTrees(parent, key, forest_ids, rows, read, lambda i, name: f.arrays[f"t{i}.{name}"][0])
 
 
 @numba.njit(cache=True, nogil=True)
