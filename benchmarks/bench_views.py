@@ -10,10 +10,10 @@ bench_analyzer.py: ~1 billion events, 225 M calls). Its replay must be cached al
 with ``jbtrace stats`` or the explorer). javac's own classes are JDK classes, so "my code" is
 given as --include com.sun.tools.javac (the default). Prints each step's median and the target.
 
-The whole run's cached tree is memory-mapped (``analysis/merged_cct/*.npy``): "merged tree" once
-cached is the opening of the maps, and its pages are read by the steps that touch them (the
-flame graph's pass over the parent column, the first transform). The GUI runs these steps on
-worker threads, the views in parallel; here they run one after the other.
+The run's calling-context trees are kept in one compressed column file beside the replay
+(``analysis/replay/cct-run-v1.zst``, :mod:`jbgui.model.cct`): "merged tree" once cached is reading
+it (frames decoded on two threads) and summing the threads' weights into the forest. The GUI runs
+these steps on worker threads, the views in parallel; here they run one after the other.
 """
 
 from __future__ import annotations

@@ -346,8 +346,8 @@ class ThreadReplay:
     def cct(self) -> dict[str, np.ndarray]:
         """The calling-context tree (:mod:`jbgui.model.cct`): parent, key, calls,
         incl_bytecodes, incl_blocks, flags per node, their time and exception counts, and
-        ``capped`` (:func:`jbgui.model.cct.for_thread`). Computed on first use and kept beside
-        the call columns."""
+        ``capped`` (:func:`jbgui.model.cct.for_thread`): from the run's trees, computed on first
+        use and kept beside the replay (:meth:`Analysis.run_trees`)."""
         if self._cct is None:
             self._cct = CCT.for_thread(self)
         return self._cct

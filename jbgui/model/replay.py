@@ -135,33 +135,54 @@ class ThreadResult:
 
 
 class _ColumnWriter:
-    """Compresses flushed column blocks into the store (:class:`jbgui.model.store.ColumnWriter`) on
-    a thread of its own, so that compression overlaps the replay; at most a few blocks wait
-    (bounded memory)."""
+    """Converts flushed row buffers to their column types and compresses them into the store
+    (:class:`jbgui.model.store.ColumnWriter`) on a thread of its own, so that both overlap the
+    replay; at most a few buffers wait (bounded memory). The kernel's buffer itself is handed
+    over, and a free one taken in its place (:meth:`swap`): the replay's thread copies nothing."""
+
+    BUFFERS = 4         # in the kernel's hands, queued, being converted
 
     def __init__(self, directory: Path, dtypes: dict[str, str]):
         self.store = S.ColumnWriter(directory, dtypes)
-        self.queue: Queue = Queue(maxsize=3)
+        self.dtypes = dtypes
+        self.queue: Queue = Queue(maxsize=self.BUFFERS - 2)
+        self.free: Queue = Queue()
+        self.made = 1       # the kernel's first buffer is the state's
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="jbgui-columns", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
         while True:
-            block = self.queue.get()
-            if block is None:
+            item = self.queue.get()
+            if item is None:
                 return
-            if self.error is not None:
-                continue
-            try:
-                self.store.write(block)
-            except BaseException as error:  # reported by put() or close()
-                self.error = error
+            rows, n = item
+            if self.error is None:
+                try:
+                    self.store.write({name: rows[col, :n].astype(self.dtypes[name])
+                                      for name, (col, _d) in COLUMNS.items()})
+                except BaseException as error:  # reported by swap() or close()
+                    self.error = error
+            self.free.put(rows)
 
-    def put(self, block: dict[str, np.ndarray]) -> None:
+    def swap(self, rows: np.ndarray, n: int) -> np.ndarray:
+        """Hand over the first ``n`` rows of the buffer ``rows``; returns a buffer of the same
+        shape to go on with (its contents are not cleared: the kernel writes every column of a
+        row it opens)."""
         if self.error is not None:
             raise self.error
-        self.queue.put(block)
+        self.queue.put((rows, n))
+        try:
+            spare = self.free.get_nowait()
+        except Empty:
+            if self.made < self.BUFFERS:
+                self.made += 1
+                return np.empty_like(rows)
+            spare = self.free.get()
+        if spare.shape != rows.shape:       # the kernel's buffer grew meanwhile
+            return np.empty_like(rows)
+        return spare
 
     def close(self) -> None:
         self.queue.put(None)
@@ -200,8 +221,7 @@ class ThreadReplayer:
         T = self.T
         n = int(T.sc[K.S_NEXT_ROW] - T.sc[K.S_BUF_BASE])
         if n:
-            # Converted copies go to the writer thread; the kernel's buffer is free at once.
-            self.writer.put({name: T.rows[col, :n].astype(self.dtypes[name]) for name, (col, _d) in COLUMNS.items()})
+            self.T = T = T._replace(rows=self.writer.swap(T.rows, n))
         T.sc[K.S_BUF_BASE] = T.sc[K.S_NEXT_ROW]
 
     def _drain(self) -> None:

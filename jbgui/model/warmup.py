@@ -112,6 +112,8 @@ def exercise(trace: Path) -> list[str]:
     _try("sql", failures, sql.query, analysis, "SELECT sum(own_bytecodes), sum(own_blocks) FROM calls")
     _try("sql", failures, sql.query, analysis, "SELECT count(*) FROM calls")
     _try("aggregated views", failures, _aggregated, analysis)
+    # the run's trees read back from the file the aggregated views kept (a later open's path)
+    _try("aggregated views, kept", failures, _aggregated, Analysis.open(trace))
     _try("block views", failures, _block_views, analysis)
     _try("range statistics", failures, _range, analysis)
     return failures
@@ -132,6 +134,13 @@ def _aggregated(analysis) -> None:
         layout.rects(min_width=float(np.sum(t.calls)) / 1000)
     busiest = max(analysis.threads, key=lambda t: len(t.calls))
     view.tree((), busiest.index)
+    for t in analysis.threads:
+        view.tree((), t.index)
+    if len(busiest.calls):      # the merged tree of one call's subtree and of a range of calls
+        from jbgui.model import range_tree
+        flame.call_subtree_tree(busiest, 0)
+        first, last = int(busiest.calls.at("first", 0)), int(busiest.calls.at("last", 0))
+        range_tree.thread_range_tree(busiest, first + (last - first) // 4, last)
 
 
 def _block_views(analysis) -> None:

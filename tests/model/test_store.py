@@ -47,13 +47,14 @@ def kernel_columns(trace: Path, monkeypatch) -> dict[int, dict[str, np.ndarray]]
     """The rows as the replay kernel left them, with a row buffer large enough that nothing is
     flushed before the end (so no patches): what the old uncompressed columns held."""
     captured: dict[Path, list] = {}
-    put = R._ColumnWriter.put
+    swap = R._ColumnWriter.swap
 
-    def capture(self, block):
-        captured.setdefault(self.store.directory.name, []).append({k: v.copy() for k, v in block.items()})
-        put(self, block)
+    def capture(self, rows, n):
+        captured.setdefault(self.store.directory.name, []).append(
+            {name: rows[col, :n].copy() for name, (col, _d) in R.COLUMNS.items()})
+        return swap(self, rows, n)
     monkeypatch.setattr(R, "ROWS_BUFFER", 1 << 21)
-    monkeypatch.setattr(R._ColumnWriter, "put", capture)
+    monkeypatch.setattr(R._ColumnWriter, "swap", capture)
     Analysis.open(trace, use_cache=False)
     monkeypatch.undo()
     out = {}
