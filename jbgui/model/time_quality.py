@@ -12,8 +12,11 @@ inside such a slow interval and the interval is long compared with the call (so 
 be anywhere in or around the call). Calls whose ends sit in intervals of the usual pace, or that
 span a pause from outside it, keep their measured times.
 
-This is the GUI's honesty until the recorder stamps blocking calls exactly; then
-:func:`interpolated` can consult those stamps and keep its signature.
+The recorder stamps blocking calls exactly with the agent option ``blocking=on`` (off by default
+for now): the
+stamps are points of the thread's clock (:func:`jbgui.model.blocking_times.clock_points`), so a
+stamped call's ends fall on samples and it is not marked. What stays marked are pauses no stamp
+measured: class loading, contended ``synchronized``, every pause of a trace recorded without them.
 """
 
 from __future__ import annotations

@@ -50,9 +50,10 @@ final class Options {
     int clockMicros = 0;
     /**
      * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O). Off by
-     * default for now: the writer's flush samples can land out of order with the thread's own
-     * stamps, and the explorer's time-to-event inverse (ranges, timeline queries) needs a strictly
-     * increasing clock; blocking=on records them (docs/trace-format.md).
+     * default for now: the reader makes one monotonic event-to-time mapping per thread from them
+     * (jbgui/model/blocking_times.py), but with them the timeline's merged rectangles
+     * (tests/model/test_timeline.py, test_merged_subtrees_cover_the_same_pixels, on the
+     * multithread program) cover pixels where no call is; blocking=on records them.
      */
     boolean blocking = false;
 
