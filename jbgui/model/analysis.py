@@ -375,11 +375,33 @@ class ThreadReplay:
 
     def times(self, events: np.ndarray) -> np.ndarray:
         """Nanoseconds since the trace started for event indices (interpolated between the clock
-        samples); the event indices themselves when the trace has no clock."""
+        samples: when each event starts); the event indices themselves when the trace has no
+        clock. A call's start and end: :meth:`spans`."""
         events = np.asarray(events, np.float64)
         if len(self.clock) < 2:
             return events
         return np.interp(events, self.clock[:, 0], self.clock[:, 1])
+
+    _axis: blocking_times.Axis | None = None
+
+    @property
+    def axis(self) -> blocking_times.Axis:
+        """The clock as call times read it (:class:`jbgui.model.blocking_times.Axis`)."""
+        if self._axis is None:
+            self._axis = blocking_times.Axis(self.clock)
+        return self._axis
+
+    def spans(self, rows) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end of the calls at ``rows``: nanoseconds (the timeline's, the call tree's,
+        every reader's: :meth:`jbgui.model.blocking_times.Axis.spans`), or event indices
+        ``[first, last + 1)`` when the trace has no clock."""
+        rows = np.atleast_1d(np.asarray(rows, np.int64))
+        calls = self.calls
+        first = calls.values_at("first", rows)
+        last = calls.values_at("last", rows)
+        if len(self.clock) < 2:
+            return first.astype(np.float64), last.astype(np.float64) + 1.0
+        return self.axis.spans(first, last, calls.values_at("flags", rows))
 
 
 class Analysis:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jbgui.model.blocking_times import Axis
+
 # An interval is slow when its nanoseconds per event exceed this many times the thread's usual
 # pace (then a pause took at least 80% of it)... 10 left a 200 ms sleep in a 64 K-event interval of
 # quick calls at 10.1 times the usual pace, marked or not by a few percent of timing.
@@ -90,16 +92,22 @@ def interpolated(thread, rows: np.ndarray | None = None) -> np.ndarray:
     (more than :data:`TOLERANCE` of itself)? False for every call of a thread without a clock."""
     calls = thread.calls
     # given rows: only the blocks that hold them are decoded (a timeline asks for what it draws)
-    first = np.asarray(calls.first) if rows is None else calls.values_at("first", rows)
-    last = np.asarray(calls.last) if rows is None else calls.values_at("last", rows)
-    return interpolated_spans(np.asarray(thread.clock), first, last)
+    if rows is None:
+        first, last, flags = np.asarray(calls.first), np.asarray(calls.last), np.asarray(calls.flags)
+    else:
+        first, last, flags = (calls.values_at(name, rows) for name in ("first", "last", "flags"))
+    return interpolated_spans(thread.axis if len(thread.clock) >= 2 else thread.clock, first, last, flags)
 
 
-def interpolated_spans(clock: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """:func:`interpolated` for calls given by their first and last events."""
+def interpolated_spans(clock, first: np.ndarray, last: np.ndarray, flags: np.ndarray | None = None) -> np.ndarray:
+    """:func:`interpolated` for calls given by their first and last events and flags (``clock``: a
+    thread's clock points, or its :class:`jbgui.model.blocking_times.Axis`). Without ``flags``
+    every call is taken to have recorded its own events."""
+    first = np.asarray(first)
     if len(clock) < 2 or len(first) == 0:
         return np.zeros(len(first), np.bool_)
-    err = uncertainty(clock, first, last)
-    pos, nanos = clock[:, 0], clock[:, 1]
-    duration = np.interp(last.astype(np.float64) + 1.0, pos, nanos) - np.interp(first.astype(np.float64), pos, nanos)
+    axis = clock if isinstance(clock, Axis) else Axis(clock)
+    start, end_last = axis.rows(first, last, np.zeros(len(first), np.int64) if flags is None else flags)
+    err = uncertainty(np.stack([axis.pos, axis.nanos], 1), start, end_last)
+    duration = axis.times(np.asarray(end_last, np.float64) + 1.0) - axis.times(start)
     return err > TOLERANCE * np.maximum(duration, 0.0)

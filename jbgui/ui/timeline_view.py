@@ -346,7 +346,8 @@ class FlameItem(pg.GraphicsObject):
         single = np.flatnonzero(~rects.merged)
         if not len(single):
             return
-        marked = single[TQ.interpolated_spans(lane.timeline.thread.clock, rects.first[single], rects.last[single])]
+        marked = single[TQ.interpolated_spans(lane.timeline.thread.axis, rects.first[single], rects.last[single],
+                                               rects.flags[single])]
         if not len(marked):
             return
         self._rects.resize(len(marked))
