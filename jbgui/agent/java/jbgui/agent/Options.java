@@ -49,13 +49,12 @@ final class Options {
      */
     int clockMicros = 0;
     /**
-     * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O). Off by
-     * default for now: the reader makes one monotonic event-to-time mapping per thread from them
-     * (jbgui/model/blocking_times.py), but with them the timeline's merged rectangles
-     * (tests/model/test_timeline.py, test_merged_subtrees_cover_the_same_pixels, on the
-     * multithread program) cover pixels where no call is; blocking=on records them.
+     * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O), so that
+     * a blocked thread's time is measured instead of interpolated between buffer flushes
+     * (docs/trace-format.md, "Stamps around blocking calls"; the reader: jbgui/model/blocking_times.py).
+     * On by default; blocking=off records none.
      */
-    boolean blocking = false;
+    boolean blocking = true;
 
     /** $JBGUI_CACHE/classes, else $XDG_CACHE_HOME/jbgui/classes, else ~/.cache/jbgui/classes. */
     private static File defaultCacheDir() {
