@@ -24,6 +24,7 @@ or MISSED, and the README's performance table. It asserts nothing: numbers are f
     python benchmarks/bench_recorder.py                   # everything, 3 runs each
     python benchmarks/bench_recorder.py --runs 1 --workload hello --workload kernel
     python benchmarks/bench_recorder.py --no-check         # skip jbtrace check (minutes on javac)
+    python benchmarks/bench_recorder.py --workload javac --variant traced --variant blocking-off
     python benchmarks/bench_recorder.py --baseline-agent OLD/jbgui-agent.jar --variant traced --workload hello
                                    # another build of the agent beside this one ("baseline"), only
                                    # the untraced, traced and baseline variants
@@ -396,6 +397,8 @@ def report(results: dict[str, Samples], runs: int) -> None:
     print("| workload | untraced | traced | slowdown | bytes/event |")
     print("|---|---|---|---|---|")
     for name, s in results.items():
+        if "traced" not in s.seconds:
+            continue
         events = median(s.events.get("traced", []))
         per = f"{median(s.event_bytes['traced']) / events:.3f}" if events else "—"
         print(f"| {name} | {median(s.seconds['untraced']):.2f} s | {median(s.seconds['traced']):.2f} s | "

@@ -377,11 +377,59 @@ class ThreadReplay:
 
     def times(self, events: np.ndarray) -> np.ndarray:
         """Nanoseconds since the trace started for event indices (interpolated between the clock
-        samples); the event indices themselves when the trace has no clock."""
+        samples: when each event starts); the event indices themselves when the trace has no
+        clock. A call's start and end: :meth:`spans`."""
         events = np.asarray(events, np.float64)
         if len(self.clock) < 2:
             return events
         return np.interp(events, self.clock[:, 0], self.clock[:, 1])
+
+    _axis: blocking_times.Axis | None = None
+
+    @property
+    def axis(self) -> blocking_times.Axis:
+        """The clock as call times read it (:class:`jbgui.model.blocking_times.Axis`)."""
+        if self._axis is None:
+            self._axis = blocking_times.Axis(self.clock)
+        return self._axis
+
+    _shared: np.ndarray | None = None
+
+    @property
+    def shared_steps(self) -> np.ndarray:
+        """Positions of the clock's steps (waits the stamps measured between two events) at which
+        more than one call without events of its own was recorded: natives one after another
+        (``Object.wait`` then ``System.nanoTime`` in one block, on JDK 17) get the same span, and
+        the stamps do not say which of them waited (:func:`jbgui.model.time_quality.interpolated`
+        marks them)."""
+        if self._shared is None:
+            steps = self.axis.steps if len(self.clock) >= 2 else np.zeros(0, np.int64)
+            shared = []
+            if len(steps) and len(self.calls):
+                lo = self.calls.rows_starting_before(steps)
+                hi = self.calls.rows_starting_before(steps + 1)
+                for p, a, b in zip(steps.tolist(), lo.tolist(), hi.tolist()):
+                    if b - a < 2:
+                        continue
+                    rows = np.arange(a, b)
+                    zero = (self.calls.values_at("last", rows) == p) & \
+                        ((self.calls.values_at("flags", rows) & blocking_times.SYNTHETIC) != 0)
+                    if int(zero.sum()) > 1:
+                        shared.append(p)
+            self._shared = np.array(shared, np.int64)
+        return self._shared
+
+    def spans(self, rows) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end of the calls at ``rows``: nanoseconds (the timeline's, the call tree's,
+        every reader's: :meth:`jbgui.model.blocking_times.Axis.spans`), or event indices
+        ``[first, last + 1)`` when the trace has no clock."""
+        rows = np.atleast_1d(np.asarray(rows, np.int64))
+        calls = self.calls
+        first = calls.values_at("first", rows)
+        last = calls.values_at("last", rows)
+        if len(self.clock) < 2:
+            return first.astype(np.float64), last.astype(np.float64) + 1.0
+        return self.axis.spans(first, last, calls.values_at("flags", rows))
 
 
 class Analysis:

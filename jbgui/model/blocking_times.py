@@ -1,16 +1,29 @@
-"""The recorder's clock stamps around blocking calls, and where they put time on the event axis.
+"""The recorder's clock stamps around blocking calls, and the one event->time mapping per thread
+that every reader of call times goes through.
 
 A thread stamps the clock (``System.nanoTime``) just before and just after every call that may
-block — sleep, ``Object.wait``, park, waiting for a process, blocking file and socket I/O (the
-list is ``jbgui.instr.BlockingCalls`` in the agent) — as clock.bin records flagged
-``CLOCK_FLAG_BLOCKING`` (and ``CLOCK_FLAG_AFTER`` for the second), at the thread's event
+block — sleep, ``Object.wait``, park, waiting for a process, blocking file and socket I/O, a
+contended monitor (the list is ``jbgui.instr.BlockingCalls`` in the agent) — as clock.bin records
+flagged ``CLOCK_FLAG_BLOCKING`` (and ``CLOCK_FLAG_AFTER`` for the second), at the thread's event
 position (docs/trace-format.md, "Clock samples").
 
-Both stamps of a call that records nothing itself (a native: ``Thread.sleep`` on JDK 17, the
-``Object.wait`` native, ``Unsafe.park``) carry the same position ``p``. Replay puts such a call at
-event ``p`` and gives it the span ``[t(p), t(p + 1))``; so the stamp before the call is placed at
-``x = p`` and the one after it at ``x = p + 1``: the call then lasts exactly what the two stamps
-measured, and its callers with it. Every other clock sample stays at ``x = position``.
+**Every record lies at ``x = position``** (:func:`clock_points`): a native call (``Thread.sleep``
+on JDK 17, the ``Object.wait`` native, ``Unsafe.park``) records no event, so both its stamps carry
+the same position ``p`` and the time it blocked is a *vertical step* at ``x = p``: between event
+``p - 1`` and event ``p`` no event ran, the thread waited.
+
+Replay puts such a call at ``first = last = p`` (a synthetic ``NATIVE``/``UNTRACED`` row), the
+same event at which the next call may start (``LockSupport.park`` calls ``setBlocker`` right after
+``Unsafe.park``: its START is event ``p`` too). No one function of the event index can give the
+native the step and its next sibling none, and ``[t(first), t(last + 1))`` for both made the
+sibling last the whole wait (and the timeline's sub-pixel merging, which takes siblings to be
+disjoint, drew it down to the sibling's callees). So call times are read on an *expanded axis*
+(:class:`Axis`): each step gets a unit of its own, ``[p + s - 1, p + s]`` where ``s`` counts the
+steps up to ``p``; an event ``k`` lies at ``k + s(k)``; a synthetic row starts before the step at
+its position and, when it recorded nothing, spans exactly that unit. Then a native lasts what its
+stamps measured, the call that ended just before it ends before it, the call that starts just
+after it starts after it, siblings never overlap, and a trace without steps reads exactly as
+``np.interp`` over its samples (the same values, to the bit).
 """
 
 from __future__ import annotations
@@ -18,20 +31,145 @@ from __future__ import annotations
 import numpy as np
 
 from jbgui.model import layout
+from jbgui.model.replay_kernel import F_NATIVE, F_UNTRACED
+
+# Rows that stand for a call recording no event of its own (replay's synthetic rows): they ran
+# between event ``first - 1`` and event ``first``, where a step of the clock lies if they blocked.
+SYNTHETIC = F_NATIVE | F_UNTRACED
 
 
 def clock_points(samples: np.ndarray) -> np.ndarray:
-    """The ``(x, nanos)`` points, as float64 of shape (n, 2) sorted by x, that map a thread's
-    event indices to time, from its clock.bin records (``TraceDir.clock()`` rows of one stream).
-    Samples at one x keep their file order, which is the order the thread took them in."""
+    """The ``(x, nanos)`` points, as float64 of shape (n, 2), that map a thread's event indices to
+    time, from its clock.bin records (``TraceDir.clock()`` rows of one stream, in the order
+    :func:`jbgui.model.format.clock.read_clock` gives: by position, then time).
+
+    The mapping is one per thread and every reader takes it from here (``ThreadReplay.clock``;
+    call spans through :class:`Axis`). Both columns are non-decreasing. Rules:
+
+    - Every record lies at ``x = position``: a sample, a stamp before a blocking call, a stamp
+      after one. The stamps of a call that recorded no event (a native) share one position, so
+      the wait is a vertical step there; the stamp after a call that recorded events (JDK 21's
+      Java ``Thread.sleep``) lies where its own events end. A sample another thread took while
+      the thread was blocked (the writer finishing it, the optional sampler) lies inside the
+      step, or, with no stamp after it (the thread was still blocked when the trace ended, or
+      the call threw), is the step's top: the call's end.
+    - Blocking stamps are exact and win, then the samples the thread took itself: a sample that
+      contradicts one of them (a later time at an earlier ``x``, as a sampler's sample with a
+      stale position) is left out; then any point still left that would make time go backwards
+      along ``x`` is left out (the earlier on ``x`` stays).
+    - At one ``x`` only the earliest and the latest time stay: a step from the first to the last
+      (several natives one after another with no event between share it, as replay gives them
+      one event).
+
+    ``np.interp`` over these points gives the time an event *starts* (the latest at a step);
+    call spans, which also need where a call before a step *ends*, come from :class:`Axis`. A
+    trace without blocking stamps gives exactly its samples at ``x = position``."""
     if not len(samples):
         return np.zeros((0, 2))
+    positions = np.asarray(samples["position"], np.float64)
+    nanos = np.asarray(samples["nanos"], np.float64)
     flags = np.asarray(samples["flags"], np.int64)
-    after = (flags & (layout.CLOCK_FLAG_BLOCKING | layout.CLOCK_FLAG_AFTER)) == (
-        layout.CLOCK_FLAG_BLOCKING | layout.CLOCK_FLAG_AFTER)
-    x = np.asarray(samples["position"], np.float64) + after
-    points = np.stack([x, np.asarray(samples["nanos"], np.float64)], 1)
-    return points[np.argsort(points[:, 0], kind="stable")]
+    order = np.argsort(positions, kind="stable")        # (read_clock's order already)
+    points = np.stack([positions[order], nanos[order]], 1)
+    f = flags[order]
+    rank = np.where(f & layout.CLOCK_FLAG_BLOCKING, 2, np.where(f & layout.CLOCK_FLAG_EXACT, 1, 0))
+    return _steps_only(_monotonic(points, rank))
+
+
+def _monotonic(points: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """``points`` (sorted by x) without those whose time is earlier than a point before them. A
+    point that one before it contradicts wins when it ranks higher (``rank``: 2 a blocking stamp,
+    1 an exact sample the thread took itself, 0 a sampler's): the one before goes."""
+    if len(points) < 2:
+        return points
+    t = points[:, 1]
+    if (t[1:] >= np.maximum.accumulate(t)[:-1]).all():
+        return points
+    out: list[int] = []
+    for i in range(len(points)):
+        while out and t[out[-1]] > t[i] and rank[i] > rank[out[-1]]:
+            out.pop()
+        if not out or t[i] >= t[out[-1]]:
+            out.append(i)
+    return points[out]
+
+
+def _steps_only(points: np.ndarray) -> np.ndarray:
+    """At each x, the earliest and the latest point (one when their times are equal)."""
+    if len(points) < 2:
+        return points
+    x, t = points[:, 0], points[:, 1]
+    starts = np.flatnonzero(np.r_[True, x[1:] != x[:-1]])
+    ends = np.flatnonzero(np.r_[x[1:] != x[:-1], True])
+    if len(starts) == len(points):
+        return points
+    keep = np.zeros(len(points), bool)
+    keep[starts] = True
+    keep[ends[t[ends] != t[starts]]] = True
+    return points[keep]
+
+
+class Axis:
+    """A thread's mapping as call times read it: every vertical step of :func:`clock_points`
+    (several times at one ``x``: a wait between two events) gets a unit of its own, so that a call
+    recorded at that event without events of its own (a native) spans the wait and nothing else.
+
+    Positions on this axis: event ``k`` lies at ``k + s(k)``, with ``s(k)`` the number of steps at
+    positions ``<= k``; a step at ``p`` runs from ``p + s(p) - 1`` (its earliest time) to
+    ``p + s(p)`` (its latest). A call spans ``[start, end)``: a synthetic row (``NATIVE``,
+    ``UNTRACED``) starts at ``first + s(first - 1)``, before the step at its event, any other row
+    at its START event, ``first + s(first)``; a synthetic row that recorded nothing
+    (``first == last``) ends one unit after its start, any other row after its last event,
+    ``last + s(last) + 1``. Without steps every position is the event index itself."""
+
+    def __init__(self, clock: np.ndarray):
+        clock = _steps_only(np.asarray(clock, np.float64).reshape(-1, 2))
+        x = clock[:, 0]
+        bottom = np.r_[x[1:] == x[:-1], False] if len(x) else np.zeros(0, bool)
+        self.steps = x[bottom].astype(np.int64)            # sorted: positions with a step
+        self.nanos = np.ascontiguousarray(clock[:, 1])
+        if len(self.steps):
+            self.pos = x + np.searchsorted(self.steps, x, side="right") - bottom
+        else:
+            self.pos = x
+        self.pos = np.ascontiguousarray(self.pos, np.float64)
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+    def events(self, events) -> np.ndarray:
+        """Axis positions of event indices (where each event starts)."""
+        events = np.asarray(events)
+        if not len(self.steps):
+            return events
+        return events + np.searchsorted(self.steps, events, side="right")
+
+    def rows(self, first, last, flags) -> tuple[np.ndarray, np.ndarray]:
+        """Axis positions ``(start, last)`` of calls (``first``, ``last``, ``flags`` per call, or of
+        a level of detail's rows), integers like the event indices: a call covers
+        ``[start, last + 1)``. The timeline's walk reads these in place of the events."""
+        first = np.asarray(first, np.int64)
+        last = np.asarray(last, np.int64)
+        if not len(self.steps):
+            return first, last
+        synthetic = (np.asarray(flags, np.int64) & SYNTHETIC) != 0
+        start = first + np.searchsorted(self.steps, first, side="right") - (
+            synthetic & np.isin(first, self.steps))
+        end_last = np.where(synthetic & (first == last), start,
+                            last + np.searchsorted(self.steps, last, side="right"))
+        return start, end_last
+
+    def times(self, positions) -> np.ndarray:
+        """Nanoseconds at axis positions (linear between points, constant outside)."""
+        positions = np.asarray(positions, np.float64)
+        if len(self.pos) < 2:
+            return positions
+        return np.interp(positions, self.pos, self.nanos)
+
+    def spans(self, first, last, flags) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end times of calls: what the timeline draws, the call tree and hover say."""
+        start, end_last = self.rows(first, last, flags)
+        return self.times(start), self.times(np.asarray(end_last, np.float64) + 1.0)
 
 
 def blocked_calls(samples: np.ndarray) -> np.ndarray:
@@ -55,19 +193,18 @@ def blocked_calls(samples: np.ndarray) -> np.ndarray:
 
 
 def exact(thread, rows) -> np.ndarray:
-    """For the calls at ``rows`` of a replayed thread: True where both ends of the call's span
-    (event ``first`` and event ``last + 1``) fall on a clock sample the thread took itself, so
-    its duration is measured, not interpolated."""
+    """For the calls at ``rows`` of a replayed thread: True where both ends of the call's span fall
+    on a clock point the thread took itself (on :class:`Axis`), so its duration is measured, not
+    interpolated."""
     rows = np.atleast_1d(np.asarray(rows, np.int64))
-    clock = np.asarray(thread.clock)
-    if len(clock) < 2:
+    axis = thread.axis
+    if len(axis) < 2:
         return np.zeros(len(rows), bool)
-    xs = clock[:, 0]
-    firsts = np.asarray(thread.calls.first)
-    lasts = np.asarray(thread.calls.last)
-    first = firsts[rows].astype(np.float64)
-    last = lasts[rows].astype(np.float64) + 1.0
-    measured = np.isin(first, xs) & np.isin(last, xs)
+    calls = thread.calls
+    firsts = np.asarray(calls.first)
+    lasts = np.asarray(calls.last)
+    start, end_last = axis.rows(firsts[rows], lasts[rows], calls.values_at("flags", rows))
+    measured = np.isin(start, axis.pos) & np.isin(end_last + 1, axis.pos)
     # Calls that record no event of their own (natives) made one after another sit at the same
     # event and get the same span: the stamps measured only one of them, so neither is exact.
     n = len(firsts)

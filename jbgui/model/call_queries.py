@@ -405,11 +405,8 @@ def duration(thread: ThreadReplay, rows) -> np.ndarray:
     """How long the calls at ``rows`` ran: nanoseconds from the clock samples (as the timeline
     draws them, from the first event to the one after the last), or their number of events when
     the trace has no clock (see :func:`has_clock`)."""
-    rows = np.atleast_1d(np.asarray(rows, np.int64))
-    calls = thread.calls
-    first = calls.values_at("first", rows).astype(np.float64)
-    last = calls.values_at("last", rows).astype(np.float64)
-    return thread.times(last + 1.0) - thread.times(first)
+    start, end = thread.spans(rows)
+    return end - start
 
 
 def thread_totals(thread: ThreadReplay) -> dict:
@@ -420,12 +417,10 @@ def thread_totals(thread: ThreadReplay) -> dict:
     if not n:
         return {"calls": 0, "incl_bytecodes": 0, "incl_blocks": 0, "duration": 0.0, "top_level": 0}
     tops, _ = children_batch(calls, -1, limit=n)
-    first = float(calls.values_at("first", tops).min())
-    last = float(calls.values_at("last", tops).max())
-    span = thread.times(np.array([first, last + 1.0]))
+    start, end = thread.spans(tops)
     return {"calls": n, "incl_bytecodes": int(calls.values_at("incl_bytecodes", tops).astype(np.int64).sum()),
             "incl_blocks": int(calls.values_at("incl_blocks", tops).astype(np.int64).sum()),
-            "duration": float(span[1] - span[0]), "top_level": len(tops)}
+            "duration": float(end.max() - start.min()), "top_level": len(tops)}
 
 
 def caught_here(thread: ThreadReplay, row: int) -> np.ndarray:

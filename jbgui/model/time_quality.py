@@ -12,13 +12,21 @@ inside such a slow interval and the interval is long compared with the call (so 
 be anywhere in or around the call). Calls whose ends sit in intervals of the usual pace, or that
 span a pause from outside it, keep their measured times.
 
-This is the GUI's honesty until the recorder stamps blocking calls exactly; then
-:func:`interpolated` can consult those stamps and keep its signature.
+The recorder stamps blocking calls (and synchronized blocks that waited for their lock) exactly,
+unless recorded with ``blocking=off``: the stamps are points of the thread's clock
+(:func:`jbgui.model.blocking_times.clock_points`), and on its expanded axis
+(:class:`jbgui.model.blocking_times.Axis`, which every call time here is read on) a stamped
+call's ends fall on points, so it is not marked. What stays marked are pauses no stamp measured
+(class loading, contended ``synchronized`` methods, every pause of a trace recorded without
+stamps), and the natives that share one stamped wait with another native at the same event
+(``ThreadReplay.shared_steps``: the stamps do not say which of them waited).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from jbgui.model.blocking_times import SYNTHETIC, Axis
 
 # An interval is slow when its nanoseconds per event exceed this many times the thread's usual
 # pace (then a pause took at least 80% of it)... 10 left a 200 ms sleep in a 64 K-event interval of
@@ -87,16 +95,31 @@ def interpolated(thread, rows: np.ndarray | None = None) -> np.ndarray:
     (more than :data:`TOLERANCE` of itself)? False for every call of a thread without a clock."""
     calls = thread.calls
     # given rows: only the blocks that hold them are decoded (a timeline asks for what it draws)
-    first = np.asarray(calls.first) if rows is None else calls.values_at("first", rows)
-    last = np.asarray(calls.last) if rows is None else calls.values_at("last", rows)
-    return interpolated_spans(np.asarray(thread.clock), first, last)
+    if rows is None:
+        first, last, flags = np.asarray(calls.first), np.asarray(calls.last), np.asarray(calls.flags)
+    else:
+        first, last, flags = (calls.values_at(name, rows) for name in ("first", "last", "flags"))
+    if len(thread.clock) < 2:
+        return np.zeros(len(first), np.bool_)
+    return interpolated_spans(thread.axis, first, last, flags, thread.shared_steps)
 
 
-def interpolated_spans(clock: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
-    """:func:`interpolated` for calls given by their first and last events."""
+def interpolated_spans(clock, first: np.ndarray, last: np.ndarray, flags: np.ndarray | None = None,
+                       shared_steps: np.ndarray | None = None) -> np.ndarray:
+    """:func:`interpolated` for calls given by their first and last events and flags (``clock``: a
+    thread's clock points, or its :class:`jbgui.model.blocking_times.Axis`). Without ``flags``
+    every call is taken to have recorded its own events. ``shared_steps``: the thread's
+    ``ThreadReplay.shared_steps``; a call without events of its own at one of them is marked (it
+    has the wait's span, which it may not have waited)."""
+    first = np.asarray(first)
     if len(clock) < 2 or len(first) == 0:
         return np.zeros(len(first), np.bool_)
-    err = uncertainty(clock, first, last)
-    pos, nanos = clock[:, 0], clock[:, 1]
-    duration = np.interp(last.astype(np.float64) + 1.0, pos, nanos) - np.interp(first.astype(np.float64), pos, nanos)
-    return err > TOLERANCE * np.maximum(duration, 0.0)
+    axis = clock if isinstance(clock, Axis) else Axis(clock)
+    flags = np.zeros(len(first), np.int64) if flags is None else np.asarray(flags, np.int64)
+    start, end_last = axis.rows(first, last, flags)
+    err = uncertainty(np.stack([axis.pos, axis.nanos], 1), start, end_last)
+    duration = axis.times(np.asarray(end_last, np.float64) + 1.0) - axis.times(start)
+    marked = err > TOLERANCE * np.maximum(duration, 0.0)
+    if shared_steps is not None and len(shared_steps):
+        marked |= ((flags & SYNTHETIC) != 0) & (first == np.asarray(last)) & np.isin(first, shared_steps)
+    return marked

@@ -59,7 +59,14 @@ class _Table:
     the ancestors of its first row — with the tree and search arrays the kernel reads. ``row``
     maps each back to the thread's call table."""
 
-    def __init__(self, row, first, last, depth, method, flags, deep=None):
+    def __init__(self, row, first, last, depth, method, flags, deep=None, axis=None):
+        """``first``, ``last``: the rows' events; with the thread's ``axis``
+        (:class:`jbgui.model.blocking_times.Axis`) the walk reads them on it (``first``,
+        ``last``), and ``ev_first``, ``ev_last`` keep the events."""
+        self.ev_first = np.ascontiguousarray(first, np.int64)
+        self.ev_last = np.ascontiguousarray(last, np.int64)
+        if axis is not None and len(axis.steps):
+            first, last = axis.rows(self.ev_first, self.ev_last, flags)
         self.row = np.ascontiguousarray(row, np.int64)
         self.first = np.ascontiguousarray(first, np.int64)
         self.last = np.ascontiguousarray(last, np.int64)
@@ -97,8 +104,13 @@ class ThreadTimeline:
         self.calls = calls = thread.calls
         self.rows = n = len(calls)
         clock = thread.clock if has_clock and len(thread.clock) >= 2 else np.zeros((0, 2))
-        self.pos = np.ascontiguousarray(clock[:, 0], np.float64)
+        self.pos = np.ascontiguousarray(clock[:, 0], np.float64)     # event times
         self.nanos = np.ascontiguousarray(clock[:, 1], np.float64)
+        # call times, and the walk: on the clock's expanded axis (blocking_times.Axis), where a
+        # native that blocked between two events has a unit of its own
+        self.axis = thread.axis if len(self.pos) >= 2 else None
+        self.apos = self.axis.pos if self.axis is not None else self.pos
+        self.anos = self.axis.nanos if self.axis is not None else self.nanos
         self._capacity = _FIRST_CAPACITY
         self._levels: dict[int, _Table] = {}
         self._window: tuple[float, float, _Table] | None = None
@@ -110,7 +122,7 @@ class ThreadTimeline:
         if n:
             exc = thread.exceptions
             marked = np.concatenate([exc["throw_row"], exc["catch_row"], [0]]) if len(exc) else None
-            self.lod = LOD.Levels(calls, thread.events, self.pos, self.nanos, window_rows, marked)
+            self.lod = LOD.Levels(calls, thread.events, self.pos, self.nanos, window_rows, marked, self.axis)
             self.max_depth = self.lod.max_depth
             self.t_min, self.t_max = self.lod.t_min, self.lod.t_max
             self.limits = self.lod.limits
@@ -160,8 +172,8 @@ class ThreadTimeline:
             # here, and the recorded extent would count the hidden frames
             deep = sdepth
         keep = np.flatnonzero(shown)
-        scoped = _Table(tab.row[keep], tab.first[keep], tab.last[keep], sdepth[keep], np.asarray(tab.method)[keep],
-                        np.asarray(tab.flags)[keep], deep[keep])
+        scoped = _Table(tab.row[keep], tab.ev_first[keep], tab.ev_last[keep], sdepth[keep], np.asarray(tab.method)[keep],
+                        np.asarray(tab.flags)[keep], deep[keep], self.axis)
         self._scoped[key] = (tab, scoped)
         return scoped
 
@@ -181,27 +193,31 @@ class ThreadTimeline:
     # ------------------------------------------------------------------ times
 
     def time(self, event: float) -> float:
+        """The time event ``event`` starts."""
         return float(K.time_of(float(event), self.pos, self.nanos))
 
     def event(self, t: float) -> float:
+        """The (fractional) event index at time ``t``."""
         return float(K.event_at(float(t), self.pos, self.nanos))
 
     def span(self, row: int) -> tuple[float, float]:
-        """Start and end time of a call: [t(first), t(last + 1))."""
-        rows = np.array([row])
-        return (self.time(float(self.calls.values_at("first", rows)[0])),
-                self.time(float(self.calls.values_at("last", rows)[0]) + 1.0))
+        """Start and end time of a call (:meth:`spans`)."""
+        start, end = self.spans(np.array([row]))
+        return float(start[0]), float(end[0])
 
     def spans(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Start and end times of many calls (every call when ``rows`` is None: whole columns)."""
+        """Start and end times of many calls (every call when ``rows`` is None: whole columns), as
+        the walk draws them: [t(first), t(last + 1)) on the clock's expanded axis
+        (:meth:`jbgui.model.blocking_times.Axis.spans`), event indices without a clock."""
         if rows is None:
             first, last = np.asarray(self.calls.first), np.asarray(self.calls.last)
+            flags = np.asarray(self.calls.flags)
         else:
             first, last = self.calls.values_at("first", rows), self.calls.values_at("last", rows)
-        if len(self.pos) < 2:
+            flags = self.calls.values_at("flags", rows)
+        if self.axis is None:
             return first.astype(np.float64), last.astype(np.float64) + 1.0
-        return (np.interp(first.astype(np.float64), self.pos, self.nanos),
-                np.interp(last.astype(np.float64) + 1.0, self.pos, self.nanos))
+        return self.axis.spans(first, last, flags)
 
     # ------------------------------------------------------------------ the rows a query walks
 
@@ -210,7 +226,7 @@ class ThreadTimeline:
         if got is None:
             t = self.lod.table(k)
             got = self._levels[k] = _Table(t["row"], t["first"], t["last"], t["depth"], t["method"], t["flags"],
-                                           t["deep"])
+                                           t["deep"], self.axis)
         return got
 
     def _window_for(self, t0: float, t1: float) -> _Table:
@@ -223,7 +239,7 @@ class ThreadTimeline:
             return self._window[2]
         n = self.rows
         if not len(self.limits):
-            table = _Table(np.arange(n), *(self.calls.window(name, 0, n) for name in _WINDOW_NAMES))
+            table = _Table(np.arange(n), *(self.calls.window(name, 0, n) for name in _WINDOW_NAMES), axis=self.axis)
             table.window = (np.zeros(0, np.int64), 0, n)
             self._window = (-np.inf, np.inf, table)
             return table
@@ -244,8 +260,10 @@ class ThreadTimeline:
         anc = self._running_at(e_a, lo)
         level = self._level(len(self.limits) - 1)
         row = np.concatenate([level.row[anc], np.arange(lo, hi, dtype=np.int64)])
-        parts = [np.concatenate([getattr(level, name)[anc], col]) for name, col in zip(_WINDOW_NAMES, cols)]
-        table = _Table(row, *parts)
+        level_cols = {"first": level.ev_first, "last": level.ev_last, "depth": level.depth, "method": level.method,
+                      "flags": level.flags}
+        parts = [np.concatenate([np.asarray(level_cols[name])[anc], col]) for name, col in zip(_WINDOW_NAMES, cols)]
+        table = _Table(row, *parts, axis=self.axis)
         table.window = (level.row[anc], lo, hi)
         self._window = (a + 1.01 * finest, b, table)
         return table
@@ -256,18 +274,18 @@ class ThreadTimeline:
         it, when it can be drawn (a call shorter than the level's length that started before the
         window ended before the visible range)."""
         level = self._level(len(self.limits) - 1)
-        q = int(np.searchsorted(level.first, event, side="right")) - 1
+        q = int(np.searchsorted(level.ev_first, event, side="right")) - 1
         out = []
         while q >= 0:       # whatever runs at ``event`` is the last call started or one of its callers
-            if level.last[q] + 1 > event and level.row[q] < before_row and self._kept(level, q):
+            if level.ev_last[q] + 1 > event and level.row[q] < before_row and self._kept(level, q):
                 out.append(q)
             q = int(level.parent[q])
         return np.array(out[::-1], np.int64)
 
     def _kept(self, level: _Table, q: int) -> bool:
         """A call of the level (not a filler): at least the level's length."""
-        s = self.time(float(level.first[q]))
-        e = self.time(float(level.last[q]) + 1.0)
+        s = float(K.time_of(float(level.first[q]), self.apos, self.anos))
+        e = float(K.time_of(float(level.last[q]) + 1.0, self.apos, self.anos))
         return e - s >= float(self.limits[-1])
 
     # ------------------------------------------------------------------ queries
@@ -290,7 +308,7 @@ class ThreadTimeline:
             out = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
                    np.empty(cap, np.float64), np.empty(cap, np.float64), np.empty(cap, np.int8))
             n = K.query(tab.first, tab.sample, tab.last, tab.end, tab.parent, tab.depth, tab.deep, tab.maxd,
-                        tab.blocks_small, tab.blocks_large, self.pos, self.nanos, float(t0), float(t1), px,
+                        tab.blocks_small, tab.blocks_large, self.apos, self.anos, float(t0), float(t1), px,
                         int(max(depth_lo, 0)), int(hi), *out)
             if n < cap:
                 break
@@ -298,14 +316,15 @@ class ThreadTimeline:
         local, d0, d1, start, end, merged = (a[:n] for a in out)
         return Rects(tab.row[local], d0, d1, start, end, merged.astype(np.bool_),
                      np.asarray(tab.method)[local].astype(np.int64), np.asarray(tab.flags)[local].astype(np.int64),
-                     tab.first[local], tab.last[local])
+                     tab.ev_first[local], tab.ev_last[local])
 
     def call_at(self, t: float, depth: int) -> int:
         """The row of the call at ``depth`` running at time ``t`` (-1 if none)."""
         if not self.rows or depth < 0 or depth > self.max_depth:
             return -1
         tab = self._in_scope(self._window_for(float(t), float(t)), "window")
-        local = int(K.call_at(tab.first, tab.sample, tab.last, tab.end, tab.parent, tab.depth, self.event(t), depth))
+        e = float(K.event_at(float(t), self.apos, self.anos))      # on the walk's axis
+        local = int(K.call_at(tab.first, tab.sample, tab.last, tab.end, tab.parent, tab.depth, e, depth))
         return int(tab.row[local]) if local >= 0 else -1
 
     def call_near(self, t: float, depth: int, tolerance: float) -> int:

@@ -34,7 +34,7 @@ from jbgui.model import clock_times, derived, store
 
 WINDOW_ROWS = 1 << 20       # calls one screen of the finest level's resolution holds, on average
 SCREEN_PIXELS = 1600
-VERSION = 1
+VERSION = 2      # 2: call times on the clock's expanded axis (blocking_times.Axis)
 _SUMMARY = f"timeline-lod-v{VERSION}"
 _LEVEL_KEYS = ("row", "first", "last", "depth", "deep", "method", "flags")
 
@@ -189,15 +189,18 @@ class Levels:
     first use; also the thread's extent (``t_min``, ``t_max``, ``max_depth``) from the same pass."""
 
     def __init__(self, calls, events: int, pos: np.ndarray, nanos: np.ndarray, window_rows: int = WINDOW_ROWS,
-                 marked_rows: np.ndarray | None = None):
+                 marked_rows: np.ndarray | None = None, axis=None):
         """``marked_rows``: rows whose depth the timeline marks (exceptions thrown and caught):
-        looked up in the same pass, kept as ``mark_rows`` (sorted, unique) and ``mark_depth``."""
+        looked up in the same pass, kept as ``mark_rows`` (sorted, unique) and ``mark_depth``.
+        ``axis``: the thread's :class:`jbgui.model.blocking_times.Axis`, which call times are read
+        on (``pos``, ``nanos``: its clock points, for event times)."""
         self.calls = calls
         self.events = int(events)
         rows = np.zeros(0, np.int64) if marked_rows is None else np.asarray(marked_rows, np.int64)
         self._marked = np.unique(rows[(rows >= 0) & (rows < len(calls))])
         self.directory = calls.directory if calls._stored is not None else None
         self.pos, self.nanos = pos, nanos
+        self.axis = axis if axis is not None and len(pos) >= 2 else None
         # levels in time and in events are different levels (their lengths are measured differently)
         suffix = ("" if len(pos) >= 2 else "-events") + ("" if window_rows == WINDOW_ROWS else f"-w{window_rows}")
         self._name = f"{_SUMMARY}{suffix}"
@@ -244,7 +247,11 @@ class Levels:
             return {"limits": np.zeros(0), "extent": np.zeros(4), "block_first": np.zeros(0, np.int64),
                     "starts": np.zeros(1, np.int64), "mark_rows": self._marked, "mark_depth": np.zeros(0, np.int64)}
         first0 = float(calls.window("first", 0, 1)[0])
-        t_min = float(_times(np.array([first0]), self.pos, self.nanos)[0])
+        if self.axis is not None:
+            t_min = float(self.axis.spans(calls.window("first", 0, 1), calls.window("last", 0, 1),
+                                          calls.window("flags", 0, 1))[0][0])
+        else:
+            t_min = float(_times(np.array([first0]), self.pos, self.nanos)[0])
         # the thread's last event bounds every call's end: good enough to size the levels
         events = float(self.events)
         stored = calls._stored
@@ -267,7 +274,11 @@ class Levels:
             for name in ("depth", "method", "flags"):
                 cols[name] = np.ascontiguousarray(calls.window(name, lo, hi, keep=False))
             block_first[b] = cols["first"][0]
-            t_first, t_end = clock_times.block_times(cols["first"], cols["last"], self.pos, self.nanos)
+            if self.axis is not None:       # a call's span on the clock's expanded axis
+                a_first, a_last = self.axis.rows(cols["first"], cols["last"], cols["flags"])
+                t_first, t_end = clock_times.block_times(a_first, a_last, self.axis.pos, self.axis.nanos)
+            else:
+                t_first, t_end = clock_times.block_times(cols["first"], cols["last"], self.pos, self.nanos)
             t_max = max(t_max, float(t_end.max()))
             max_depth = max(max_depth, int(cols["depth"].max()))
             a, z = np.searchsorted(marked, [lo, hi])

@@ -346,7 +346,9 @@ class FlameItem(pg.GraphicsObject):
         single = np.flatnonzero(~rects.merged)
         if not len(single):
             return
-        marked = single[TQ.interpolated_spans(lane.timeline.thread.clock, rects.first[single], rects.last[single])]
+        thread = lane.timeline.thread
+        marked = single[TQ.interpolated_spans(thread.axis, rects.first[single], rects.last[single],
+                                               rects.flags[single], thread.shared_steps)]
         if not len(marked):
             return
         self._rects.resize(len(marked))

@@ -90,7 +90,7 @@ def test_hovering_a_bar_describes_its_call(qtbot, window, exceptions_trace, caps
 
 @pytest.fixture(scope="module")
 def sleeps_trace(program_runs, default_jdk) -> Path:
-    # With the recorder's clock stamps around blocking calls (blocking=on, not yet the default).
+    # With the recorder's clock stamps around blocking calls (blocking=on, the default).
     _untraced, run = program_runs("sleeps", default_jdk, blocking="on")   # recorded once per session
     assert run.exit_code == 0, run.describe()
     return run.trace_dir

@@ -1,3 +1,4 @@
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -6,8 +7,16 @@ import java.util.concurrent.locks.LockSupport;
  *
  *   nap(200)      Thread.sleep(200)
  *   waitOn(120)   Object.wait(120) on a monitor nobody notifies
- *   park(80)      LockSupport.parkNanos(80 ms)
+ *   park(80)      LockSupport.parkNanos(blocker, 80 ms): setBlocker, Unsafe.park, setBlocker, so
+ *                 a call starts at the very event at which the native park is recorded
  *   spin(n)       pure computation between them
+ *   lockedOut()   synchronized (HELD) while a thread "holder" holds HELD for 300 ms: a contended
+ *                 monitorenter, which the recorder stamps when it waited
+ *
+ * The program measures each of these calls itself (System.nanoTime around it) and prints the
+ * nanoseconds on stderr, one "measured NAME NANOS" line each, in call order: the truth the
+ * trace's times are held against (stdout stays the same whatever the timing); "released NANOS"
+ * is System.nanoTime() when the holder last ran with HELD held.
  */
 public class Main {
     static final Object LOCK = new Object();
@@ -29,8 +38,36 @@ public class Main {
     static void park(long ms) {
         long until = System.nanoTime() + ms * 1_000_000L;
         for (long left = ms * 1_000_000L; left > 0; left = until - System.nanoTime()) {
-            LockSupport.parkNanos(left);
+            LockSupport.parkNanos(LOCK, left);
         }
+    }
+
+    static final Object HELD = new Object();
+    static volatile long released;
+
+    /** Waits for HELD, which the holder keeps for 300 ms after it let us go. */
+    static long lockedOut() throws InterruptedException {
+        CountDownLatch holding = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            synchronized (HELD) {
+                holding.countDown();
+                try {
+                    Thread.sleep(300);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                released = System.nanoTime();
+            }
+        }, "holder");
+        holder.start();
+        holding.await();
+        long t = System.nanoTime();
+        long waited;
+        synchronized (HELD) {
+            waited = System.nanoTime() - t;
+        }
+        holder.join();
+        return waited;
     }
 
     static long spin(int n) {
@@ -42,13 +79,36 @@ public class Main {
     }
 
     public static void main(String[] args) throws Exception {
+        String[] names = {"spin", "nap", "spin", "waitOn", "spin", "park", "spin", "lockedOut", "monitorenter"};
+        long[] took = new long[names.length];
+        long t = System.nanoTime();
         long s = spin(1000);
+        took[0] = System.nanoTime() - t;
+        t = System.nanoTime();
         nap(200);
+        took[1] = System.nanoTime() - t;
+        t = System.nanoTime();
         s += spin(1000);
+        took[2] = System.nanoTime() - t;
+        t = System.nanoTime();
         waitOn(120);
+        took[3] = System.nanoTime() - t;
+        t = System.nanoTime();
         s += spin(1000);
+        took[4] = System.nanoTime() - t;
+        t = System.nanoTime();
         park(80);
+        took[5] = System.nanoTime() - t;
+        t = System.nanoTime();
         s += spin(1000);
+        took[6] = System.nanoTime() - t;
+        t = System.nanoTime();
+        took[8] = lockedOut();
+        took[7] = System.nanoTime() - t;
         System.out.println("done " + (s != 42));
+        for (int i = 0; i < names.length; i++) {
+            System.err.println("measured " + names[i] + " " + took[i]);
+        }
+        System.err.println("released " + released);
     }
 }

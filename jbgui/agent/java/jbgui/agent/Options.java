@@ -49,12 +49,12 @@ final class Options {
      */
     int clockMicros = 0;
     /**
-     * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O). Off by
-     * default for now: the writer's flush samples can land out of order with the thread's own
-     * stamps, and the explorer's time-to-event inverse (ranges, timeline queries) needs a strictly
-     * increasing clock; blocking=on records them (docs/trace-format.md).
+     * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O), so that
+     * a blocked thread's time is measured instead of interpolated between buffer flushes
+     * (docs/trace-format.md, "Stamps around blocking calls"; the reader: jbgui/model/blocking_times.py).
+     * On by default; blocking=off records none.
      */
-    boolean blocking = false;
+    boolean blocking = true;
 
     /** $JBGUI_CACHE/classes, else $XDG_CACHE_HOME/jbgui/classes, else ~/.cache/jbgui/classes. */
     private static File defaultCacheDir() {

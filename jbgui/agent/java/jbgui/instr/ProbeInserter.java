@@ -35,6 +35,7 @@ import jbgui.runtime.EventLayout;
  *   handler:      [Lh] astore T; aload T; aload S; iload B; invokestatic exceptionExit; aload T; athrow
  *                 (last in the table)
  *   blocking call: aload S; invokestatic blockingEnter; CALL; aload S; invokestatic blockingExit
+ *   monitorenter:  aload S; invokestatic monitorEnter; MONITORENTER; aload S; invokestatic monitorEntered
  *   loadClass(String): the {@link LoaderPrologue}, before everything else
  * </pre>
  *
@@ -156,6 +157,12 @@ final class ProbeInserter {
                     }
                     code.insertBefore(insn, stamp(slot, "blockingEnter"));
                     code.insert(insn, stamp(slot, "blockingExit"));
+                } else if (insn.getOpcode() == Opcodes.MONITORENTER && !selfCovered[i]) {
+                    // A synchronized block: the clock is read around the monitorenter and
+                    // stamped only when it waited (Tracer.monitorEntered), so an uncontended
+                    // lock costs two clock reads and no record.
+                    code.insertBefore(insn, stamp(slot, "monitorEnter"));
+                    code.insert(insn, stamp(slot, "monitorEntered"));
                 }
             }
         }

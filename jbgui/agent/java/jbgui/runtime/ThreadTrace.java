@@ -182,10 +182,31 @@ public final class ThreadTrace {
      * chunks this thread submitted before, so that samples at one position stay in time order.
      */
     void stamp(boolean after) {
+        stamp(System.nanoTime(), after);
+    }
+
+    /**
+     * A monitorenter that took at least this long waited for its lock (an uncontended one takes
+     * tens of nanoseconds): its clock reads become a pair of blocking stamps.
+     */
+    static final long CONTENDED_NANOS = 50_000L;
+
+    /** The clock read just before a monitorenter (Tracer.monitorEnter). */
+    long lockNanos;
+
+    /** After a monitorenter: stamps the wait for the lock when there was one. */
+    void entered() {
+        long now = System.nanoTime();
+        if (now - lockNanos >= CONTENDED_NANOS) {
+            stamp(lockNanos, false);
+            stamp(now, true);
+        }
+    }
+
+    private void stamp(long nanos, boolean after) {
         if (closed || guard != 0) {
             return;
         }
-        long nanos = System.nanoTime();
         guard++;
         try {
             TraceSink.current().blockingSample(index, base + pos, nanos, after);

@@ -82,6 +82,26 @@ public final class Tracer {
     }
 
     /**
+     * Reads the clock just before a {@code monitorenter} (a synchronized block): kept, not
+     * recorded, until {@link #monitorEntered} knows whether the thread had to wait for the lock.
+     */
+    public static void monitorEnter(ThreadTrace t) {
+        if (BLOCKING_STAMPS && t != null) {
+            t.lockNanos = System.nanoTime();
+        }
+    }
+
+    /**
+     * After a {@code monitorenter}: a pair of blocking stamps when it took long enough to have
+     * waited (ThreadTrace.CONTENDED_NANOS), else nothing.
+     */
+    public static void monitorEntered(ThreadTrace t) {
+        if (BLOCKING_STAMPS && t != null) {
+            t.entered();
+        }
+    }
+
+    /**
      * The runtime class of that name, or null for any other name. Called first thing by every
      * {@code loadClass(String)} (jbgui.instr.LoaderPrologue): an instrumented class names
      * Tracer and ThreadTrace in its constant pool, and the JVM resolves them through the class's
