@@ -159,6 +159,19 @@ class Axis:
                             last + np.searchsorted(self.steps, last, side="right"))
         return start, end_last
 
+    def weight_rows(self, first, last, flags) -> tuple[np.ndarray, np.ndarray]:
+        """Axis positions ``(start, end)`` of the time calls are weighed by in the aggregated views
+        (calling-context trees): from a call's first event to its last, as before the stamps, so
+        that a call's callees never add up to more than the call; a native that recorded nothing
+        and blocked spans its wait (its unit of the axis), one that did not block nothing."""
+        start, end_last = self.rows(first, last, flags)
+        if not len(self.steps):
+            return start, end_last
+        first = np.asarray(first, np.int64)
+        waited = ((np.asarray(flags, np.int64) & SYNTHETIC) != 0) & (first == np.asarray(last, np.int64)) & \
+            np.isin(first, self.steps)
+        return start, end_last + waited
+
     def times(self, positions) -> np.ndarray:
         """Nanoseconds at axis positions (linear between points, constant outside)."""
         positions = np.asarray(positions, np.float64)

@@ -407,8 +407,8 @@ class _Builder:
         m = int(self.f_count[0])
         return tuple(a[:m] for a in self.f)
 
-    def thread(self, calls, synthetic_mask: int, times=None, exceptions=None, progress=None,
-               cancelled=None, clock=None, rows_before: int = 0, rows_total: int | None = None) -> dict[str, np.ndarray]:
+    def thread(self, calls, synthetic_mask: int, axis=None, exceptions=None, progress=None,
+               cancelled=None, rows_before: int = 0, rows_total: int | None = None) -> dict[str, np.ndarray]:
         """One thread's tree, merged into the forest as it is built: its nodes' ``forest`` node,
         ``parent`` (a node of this thread's) and :data:`WEIGHTS`. ``progress(rows_before + rows
         done, rows_total)``."""
@@ -457,14 +457,13 @@ class _Builder:
             state[3] = state[4] = 0
 
         def spans_of(cols) -> np.ndarray:
+            # a call's time: from its first event to its last (a native that blocked: its wait,
+            # measured by the clock's stamps; see Axis.weight_rows), else events
             first, last = cols["first"], cols["last"]
-            if clock is not None:
-                return clock_times.block_spans(first, last, clock[0], clock[1])
-            if times is not None:
-                spans = np.rint(times(last) - times(first)).astype(np.int64)
-            else:
-                spans = last.astype(np.int64) - first
-            return np.maximum(spans, 0, out=spans)
+            if axis is not None and len(axis) >= 2:
+                start, end = axis.weight_rows(first, last, cols["flags"])
+                return clock_times.block_spans(start, end, axis.pos, axis.nanos)
+            return np.maximum(last.astype(np.int64) - first, 0)
 
         def prepared(lo: int, hi: int):
             cols = read(lo, hi)
@@ -520,18 +519,16 @@ def _thread_fields(rows: dict[str, np.ndarray], f_key: np.ndarray, f_depth: np.n
             **{name: rows[name] for name in WEIGHTS}}
 
 
-def compute(calls, synthetic_mask: int, times=None, exceptions=None, progress=None,
-            cancelled=None, clock: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """The exact tree of one call table (a thread's, or chosen rows of one). ``times(events)``
-    gives nanoseconds of event indices (the thread's clock; without it, time is counted in
-    events); ``exceptions`` is the thread's exception table. Between pieces of calls,
+def compute(calls, synthetic_mask: int, axis=None, exceptions=None, progress=None,
+            cancelled=None) -> dict[str, np.ndarray]:
+    """The exact tree of one call table (a thread's, or chosen rows of one, in start order).
+    ``axis``: the thread's :class:`jbgui.model.blocking_times.Axis`, which a call's time is read
+    on (:meth:`~jbgui.model.blocking_times.Axis.weight_rows`; without a clock, in events);
+    ``exceptions`` is the thread's exception table. Between pieces of calls,
     ``progress(rows done, rows)`` is told and ``cancelled()`` asked (true: :class:`Cancelled` is
-    raised). ``clock``: the samples ``times`` interpolates (event indices, nanoseconds), for a
-    whole thread's table, whose rows are in start order: the same times, walked block by block
-    (:mod:`jbgui.model.clock_times`). Memory holds the tree and two blocks of rows, never a
-    stored thread's columns."""
+    raised). Memory holds the tree and two blocks of rows, never a stored thread's columns."""
     builder = _Builder()
-    rows = builder.thread(calls, synthetic_mask, times, exceptions, progress, cancelled, clock)
+    rows = builder.thread(calls, synthetic_mask, axis, exceptions, progress, cancelled)
     _parent, f_key, f_depth = builder.forest()
     return _thread_fields(rows, f_key, f_depth)
 
@@ -641,9 +638,7 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
     for t in sorted(threads, key=lambda t: -len(t.calls)):
         if not len(t.calls):
             continue
-        clock = np.asarray(t.clock, np.float64)
-        got = builder.thread(t.calls, K.F_NATIVE | K.F_UNTRACED, t.times, t.exceptions, progress, cancelled,
-                             clock=(clock[:, 0], clock[:, 1]) if len(clock) >= 2 else None,
+        got = builder.thread(t.calls, K.F_NATIVE | K.F_UNTRACED, t.axis, t.exceptions, progress, cancelled,
                              rows_before=before, rows_total=total)
         before += len(t.calls)
         forest_ids[t.index] = got["forest"]
@@ -834,9 +829,7 @@ def for_thread(thread, progress=None, cancelled=None) -> dict[str, np.ndarray]:
     run_trees = getattr(thread, "run_trees", None)
     if run_trees is not None:
         return run_trees(progress, cancelled).thread_tree(thread.index)
-    clock = np.asarray(thread.clock, np.float64)
-    fields = compute(thread.calls, K.F_NATIVE | K.F_UNTRACED, thread.times, thread.exceptions, progress, cancelled,
-                     clock=(clock[:, 0], clock[:, 1]) if len(clock) >= 2 else None)
+    fields = compute(thread.calls, K.F_NATIVE | K.F_UNTRACED, thread.axis, thread.exceptions, progress, cancelled)
     return {**fields, "capped": np.array([False])}
 
 

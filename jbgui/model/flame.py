@@ -211,5 +211,5 @@ def call_subtree_tree(thread, row: int) -> MT.Tree:
         for f in ("throw_row", "catch_row"):
             inside = (exc[f] >= lo) & (exc[f] < hi)
             exc[f] = np.where(inside, exc[f] - lo, -1)
-    return MT.Tree.from_cct(CCT.compute(sl, K.F_NATIVE | K.F_UNTRACED, thread.times, exc))
+    return MT.Tree.from_cct(CCT.compute(sl, K.F_NATIVE | K.F_UNTRACED, thread.axis, exc))
 

@@ -73,7 +73,7 @@ def thread_range_tree(thread, e0: int, e1: int) -> MT.Tree | None:
             inside = (rows >= r0) & (rows < r1) & ~np.isin(rows, crossing)
             shifted = rows - r0 - np.searchsorted(crossing, rows)
             exc[f] = np.where(inside, shifted, -1)
-    return MT.Tree.from_cct(CCT.compute(_Rows(columns, depth), K.F_NATIVE | K.F_UNTRACED, thread.times, exc))
+    return MT.Tree.from_cct(CCT.compute(_Rows(columns, depth), K.F_NATIVE | K.F_UNTRACED, thread.axis, exc))
 
 
 def range_tree(analysis: Analysis, start: float, stop: float, use_clock: bool = True,

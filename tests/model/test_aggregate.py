@@ -74,6 +74,21 @@ def oracle_paths(thread, visible=None) -> dict[tuple, list[int]]:
     return dict(out)
 
 
+def tree_rows(thread, tree: MT.Tree) -> np.ndarray:
+    """The tree's node of each call (by the path of keys from the root)."""
+    calls = thread.calls
+    keys = call_keys(thread)
+    parent = np.asarray(calls.parent)
+    node_of = {tree.path(n): n for n in range(len(tree))}
+    path: dict[int, tuple] = {}
+    out = np.empty(len(calls), np.int64)
+    for r in range(len(calls)):
+        p = int(parent[r])
+        path[r] = (path[p] if p >= 0 else ()) + (int(keys[r]),)
+        out[r] = node_of[path[r]]
+    return out
+
+
 def tree_paths(tree: MT.Tree) -> dict[tuple, list[int]]:
     incl = tree.inclusive("bytecodes")
     return {tree.path(n): [int(tree.calls[n]), int(incl[n])] for n in range(len(tree))}
@@ -102,8 +117,14 @@ def test_time_and_exceptions_are_summed_per_context(analysis, view):
     thread = main_thread(analysis)
     tree = view.base(thread.index)
     calls = thread.calls
-    spans = np.rint(thread.times(np.asarray(calls.last)) - thread.times(np.asarray(calls.first)))
-    assert int(tree.inclusive("time")[tree.roots].sum()) == int(np.maximum(spans, 0)[np.asarray(calls.depth) == 0].sum())
+    # a context's time is its calls' times from their first event to their last (a native that
+    # blocked: its stamps), each rounded to a nanosecond
+    start, end = thread.axis.weight_rows(np.asarray(calls.first), np.asarray(calls.last), np.asarray(calls.flags))
+    spans = np.maximum(np.rint(thread.axis.times(end) - thread.axis.times(start)), 0)
+    assert int(tree.inclusive("time")[tree.roots].sum()) == int(spans[np.asarray(calls.depth) == 0].sum())
+    for node in range(min(len(tree), 200)):
+        rows = np.flatnonzero(tree_rows(thread, tree) == node)
+        assert int(tree.inclusive("time")[node]) == int(spans[rows].sum()), node
     exc = thread.exceptions
     assert int(tree.thrown.sum()) == int(np.count_nonzero(exc["throw_row"] >= 0))
 

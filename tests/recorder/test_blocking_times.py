@@ -222,3 +222,19 @@ def test_blocking_off_records_no_stamps(jdk, record):
     clock = analysis.trace.clock()
     assert len(clock) and not (clock["flags"] & 2).any()
     assert run.trace_json()["agent"]["options"]["blocking"] is False
+
+
+@pytest.mark.parametrize("wrapper", ["nap", "park"])
+def test_the_aggregated_views_weigh_a_blocking_call_by_its_wait(jdk, replayed, wrapper):
+    """The merged tree's time of the program's wrapper holds the wait its natives' stamps
+    measured (a flame graph by time shows the sleep as 200 ms, not as the few microseconds of
+    events around it), and no more than the program measured around the wrapper."""
+    from jbgui.model import merged_tree as MT
+    analysis, main, names, _, measured = replayed
+    tree = MT.thread_tree(main)
+    node = next(n for n in range(len(tree)) if analysis.statics.method_qualified(int(tree.key[n])) == WRAPPERS[wrapper]
+                and tree.key[n] < (1 << 20))
+    wrapper_ms = tree.inclusive("time")[node] / 1e6
+    natives_ms = ms(main, the_native(jdk, names, wrapper, main)).sum()
+    assert ASKED_MS[wrapper] <= natives_ms <= wrapper_ms <= measured_ms(measured, wrapper) + 1.0, \
+        (natives_ms, wrapper_ms, measured)
