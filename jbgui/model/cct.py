@@ -75,10 +75,14 @@ _NO_MEMO = _LOW         # no key is 2^32 - 1
 _T_CALLS, _T_BC, _T_BLOCKS, _T_TIME, _T_FLAGS, _T_THROWN, _T_CAUGHT, _T_MEMO = range(8)
 _ROW = 8
 PIECE_ROWS = 1 << 18    # rows read together when the columns are in memory
-# Nodes of a local tree: its rows (64 bytes each) and table (32 bytes a node) stay in a core's
-# second-level cache (measured on javac's 225 M-call thread: 16 K and 64 K nodes cost the same per
-# call, 64 K merges 40% fewer local nodes into the run's table).
-LOCAL_NODES = 1 << 16
+GUESS_CALLS_PER_CONTEXT = 16    # room made at first for a thread's nodes: its calls / this ...
+MAX_GUESS = 1 << 23             # ... at most (512 MB of rows, a 256 MB table)
+# Nodes of a local tree at most (its rows of 64 bytes and table of 32 bytes a node: 96 MB): the
+# larger, the fewer of its nodes are looked up in the run's table, which costs a cache miss each,
+# while its own lookups mostly find recently used nodes (measured on the first 104 M calls of
+# javac's trace, thread CPU at load 8: 64 K nodes 3.2 s local + 3.8 s merging 13.5 M nodes, 256 K
+# 3.5 + 2.0 s for 9.5 M, 1 M 3.7 + 1.6 s for 6.7 M). A local tree lives across pieces of rows.
+LOCAL_NODES = 1 << 20
 
 
 def _rows(n: int) -> np.ndarray:
@@ -398,7 +402,11 @@ class _Builder:
     """The forest being built (its table and node columns) and one thread's tree at a time."""
 
     def __init__(self, capacity: int = 1 << 12):
-        self.gt = np.full(2 * (1 << 12), _EMPTY, np.int64)
+        """``capacity``: nodes to make room for at once (then the arrays grow four times over, the
+        table twice, when they fill: every growth copies them and rehashes the table at a cache
+        miss a node)."""
+        capacity = 1 << max(12, int(capacity) - 1).bit_length()
+        self.gt = np.full(4 * capacity, _EMPTY, np.int64)       # pairs, half full at most
         self.f = [np.empty(capacity, np.int64) for _ in range(3)]      # parent, key, depth
         self.f_count = np.zeros(1, np.int64)
         self.tmap = np.full(capacity, -1, np.int64)     # forest node -> node of the current thread
@@ -420,13 +428,14 @@ class _Builder:
         pieces = _pieces(calls)
         widest = max((hi - lo for lo, hi in pieces), default=0)
         exc_rows, exc_thrown, exc_caught = _exception_counts(exceptions, n)
-        local = 1 << max(4, min(LOCAL_NODES, widest + 1) - 1).bit_length()     # a power of two
+        local = 1 << max(4, min(LOCAL_NODES, len(calls) + 1) - 1).bit_length()     # a power of two
         lt = np.full(4 * local, _EMPTY, np.int64)      # pairs, half full at most
         used = np.empty(local, np.int64)
         loc = _rows(local)
         gmap = np.empty(local, np.int64)
         st = np.zeros((65, 5), np.int64)        # the stack of open calls; its height in the last row
-        cap = 1024
+        # a real program makes one context per few dozen calls (javac: 17); grown when needed
+        cap = int(min(max(1024, n // GUESS_CALLS_PER_CONTEXT), MAX_GUESS))
         tw = _rows(cap)
         t_cols = [np.empty(cap, np.int64) for _ in range(2)]     # forest node, parent
         t_count = np.zeros(1, np.int64)
@@ -438,13 +447,13 @@ class _Builder:
             nloc = int(state[3])
             t_used, f_used = int(t_count[0]), int(self.f_count[0])
             if t_used + nloc > len(tw):          # at most one new node per local node
-                size = max(t_used + nloc, 2 * len(tw))
+                size = max(t_used + nloc, 4 * len(tw))
                 grown = _rows(size)
                 grown[:t_used] = tw[:t_used]
                 tw = grown
                 t_cols = [np.concatenate([a[:t_used], np.empty(size - t_used, np.int64)]) for a in t_cols]
             if f_used + nloc > len(self.f[0]):
-                size = max(f_used + nloc, 2 * len(self.f[0]))
+                size = max(f_used + nloc, 4 * len(self.f[0]))
                 self.f = [np.concatenate([a[:f_used], np.empty(size - f_used, np.int64)]) for a in self.f]
                 self.tmap = np.concatenate([self.tmap[:f_used], np.full(size - f_used, -1, np.int64)])
             if 2 * (f_used + nloc) > len(self.gt) >> 1:
@@ -508,15 +517,35 @@ class _Builder:
         m = int(t_count[0])
         forest_ids, parent = (a[:m] for a in t_cols)
         self.tmap[forest_ids] = -1              # ready for the next thread
-        by_column = np.ascontiguousarray(tw[:m, :len(WEIGHTS)].T)   # one transposing copy
-        return {"forest": forest_ids, "parent": parent, **dict(zip(WEIGHTS, by_column))}
+        return {"forest": forest_ids, "parent": parent, "weights": tw[:m]}
+
+
+def _columns(weights: np.ndarray, order: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """A thread's :data:`WEIGHTS` as columns from its node rows (``order``: the rows to take, in
+    this order): one pass reading rows, writing columns."""
+    m = len(weights) if order is None else len(order)
+    out = {name: np.empty(m, np.int64) for name in WEIGHTS}
+    _gather(weights, np.arange(m, dtype=np.int64) if order is None else order, *out.values())
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(rows, order, calls, bc, blocks, time, flags, thrown, caught):  # pragma: no cover - numba
+    for i in range(len(order)):
+        r = order[i]
+        calls[i] = rows[r, _T_CALLS]
+        bc[i] = rows[r, _T_BC]
+        blocks[i] = rows[r, _T_BLOCKS]
+        time[i] = rows[r, _T_TIME]
+        flags[i] = rows[r, _T_FLAGS]
+        thrown[i] = rows[r, _T_THROWN]
+        caught[i] = rows[r, _T_CAUGHT]
 
 
 def _thread_fields(rows: dict[str, np.ndarray], f_key: np.ndarray, f_depth: np.ndarray) -> dict[str, np.ndarray]:
     """A thread's tree in the fields :func:`compute` gives, from its nodes' forest nodes."""
     forest = rows["forest"]
-    return {"parent": rows["parent"], "key": f_key[forest], "depth": f_depth[forest],
-            **{name: rows[name] for name in WEIGHTS}}
+    return {"parent": rows["parent"], "key": f_key[forest], "depth": f_depth[forest], **_columns(rows["weights"])}
 
 
 def compute(calls, synthetic_mask: int, axis=None, exceptions=None, progress=None,
@@ -527,7 +556,7 @@ def compute(calls, synthetic_mask: int, axis=None, exceptions=None, progress=Non
     ``exceptions`` is the thread's exception table. Between pieces of calls,
     ``progress(rows done, rows)`` is told and ``cancelled()`` asked (true: :class:`Cancelled` is
     raised). Memory holds the tree and two blocks of rows, never a stored thread's columns."""
-    builder = _Builder()
+    builder = _Builder(min(MAX_GUESS, len(calls) // GUESS_CALLS_PER_CONTEXT))
     rows = builder.thread(calls, synthetic_mask, axis, exceptions, progress, cancelled)
     _parent, f_key, f_depth = builder.forest()
     return _thread_fields(rows, f_key, f_depth)
@@ -631,8 +660,8 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
     """Every thread's tree and the forest, from their call tables (see :func:`compute`), and the
     arrays to keep. The thread of most calls first: when its nodes are the forest's first, in
     order, they are kept as such (no list of forest nodes)."""
-    builder = _Builder()
     total = sum(len(t.calls) for t in threads)
+    builder = _Builder(min(MAX_GUESS, total // GUESS_CALLS_PER_CONTEXT))
     before = 0
     weights, forest_ids, rows = {}, {}, {}
     for t in sorted(threads, key=lambda t: -len(t.calls)):
@@ -643,7 +672,7 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
         before += len(t.calls)
         forest_ids[t.index] = got["forest"]
         rows[t.index] = len(got["forest"])
-        weights[t.index] = {name: got[name] if name in _WIDE else _narrow(got[name]) for name in WEIGHTS}
+        weights[t.index] = got["weights"]
     parent, key, _depth = builder.forest()
     # Renumbered depth first (a node's subtree right after it): the passes over the tree that
     # transforms make then walk memory in order (a re-merge of javac's forest took 2.6 times as
@@ -661,8 +690,8 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
         at = np.full(len(parent), -1, np.int64)         # the thread's nodes in forest order
         at[ids] = np.arange(len(ids))
         ids = np.flatnonzero(at >= 0)
-        perm = at[ids]
-        weights[index] = {name: values[perm] for name, values in weights[index].items()}
+        columns = _columns(weights[index], at[ids])        # the thread's nodes in forest order
+        weights[index] = {name: values if name in _WIDE else _narrow(values) for name, values in columns.items()}
         identity = not first_is_identity and (not len(ids) or int(ids[-1]) == len(ids) - 1)
         first_is_identity |= identity
         forest_ids[index] = None if identity else _narrow(ids)

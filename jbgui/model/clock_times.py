@@ -60,16 +60,29 @@ def _block_times(first, last, plus, pos, nanos, t_first, t_end):  # pragma: no c
 
 
 @numba.njit(cache=True, nogil=True)
-def _block_spans(first, last, pos, nanos, out):  # pragma: no cover - numba
-    """What :func:`block_spans` returns, in one pass (the same arithmetic as :func:`_block_times`
-    then ``np.rint``)."""
+def _block_spans(first, last, pos, nanos, slopes, out):  # pragma: no cover - numba
+    """What :func:`block_spans` returns, in one pass (the arithmetic of :func:`_block_times`, then
+    ``np.rint``), with each segment's slope computed once (``slopes``: a division per call and end
+    was most of the cost; the same division gives the same bits)."""
     n = len(pos)
     j = 0
     for i in range(len(first)):
         x = np.float64(first[i])
         while j + 1 < n and pos[j + 1] <= x:
             j += 1
-        span = np.rint(_end_at(x, np.float64(last[i]), j, pos, nanos) - _interp_at(x, j, pos, nanos))
+        y = np.float64(last[i])
+        if x < pos[0] or x >= pos[n - 1] or pos[j] == x:
+            t0 = _interp_at(x, j, pos, nanos)
+        else:
+            t0 = slopes[j] * (x - pos[j]) + nanos[j]
+        k = j if y >= x else 0
+        if k + 1 < n and pos[k + 1] <= y:          # ends in a later segment: search for it
+            t1 = _end_at(x, y, j, pos, nanos)
+        elif y < pos[0] or y >= pos[n - 1] or pos[k] == y:
+            t1 = _interp_at(y, k, pos, nanos)
+        else:
+            t1 = slopes[k] * (y - pos[k]) + nanos[k]
+        span = np.rint(t1 - t0)
         out[i] = np.int64(span) if span > 0 else 0
 
 
@@ -97,6 +110,9 @@ def block_spans(first: np.ndarray, last: np.ndarray, pos: np.ndarray, nanos: np.
     if len(pos) < 2 or not len(first):
         return np.maximum(np.asarray(last, np.int64) - first, 0)
     out = np.empty(len(first), np.int64)
-    _block_spans(first, np.asarray(last), np.ascontiguousarray(pos, np.float64),
-                 np.ascontiguousarray(nanos, np.float64), out)
+    pos = np.ascontiguousarray(pos, np.float64)
+    nanos = np.ascontiguousarray(nanos, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):      # segments of no length: never used
+        slopes = np.diff(nanos) / np.diff(pos)
+    _block_spans(first, np.asarray(last), pos, nanos, slopes, out)
     return out

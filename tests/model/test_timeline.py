@@ -254,7 +254,13 @@ def test_block_times_equal_numpy_interp_to_the_last_bit(model):
         last = (first + rng.geometric(0.02, n) - 1).astype(np.int32)
         last[:: max(n // 5, 1)] = int(pos[-1]) + 50     # some calls end after the last sample
         last = np.maximum(last, first)
+        if rng.random() < 0.3:          # a step: two points at one position (a blocking call's stamps)
+            k = int(rng.integers(1, m))
+            pos[k] = pos[k - 1]
         for plus in (1.0, 0.0):     # the timeline's ends (one past the last event); the trees' spans
             a, b = L.block_times(first, last, pos, nanos, plus=plus)
             assert np.array_equal(a, np.interp(first.astype(np.float64), pos, nanos))
             assert np.array_equal(b, np.interp(last.astype(np.float64) + plus, pos, nanos))
+        # the calling-context trees' spans: rounded differences of the same values, in one pass
+        spans = np.rint(np.interp(last.astype(np.float64), pos, nanos) - np.interp(first.astype(np.float64), pos, nanos))
+        assert np.array_equal(L.block_spans(first, last, pos, nanos), np.maximum(spans, 0).astype(np.int64))
