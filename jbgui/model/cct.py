@@ -76,7 +76,7 @@ _T_CALLS, _T_BC, _T_BLOCKS, _T_TIME, _T_FLAGS, _T_THROWN, _T_CAUGHT, _T_MEMO = r
 _ROW = 8
 PIECE_ROWS = 1 << 18    # rows read together when the columns are in memory
 GUESS_CALLS_PER_CONTEXT = 16    # room made at first for a thread's nodes: its calls / this ...
-MAX_GUESS = 1 << 23             # ... at most (512 MB of rows, a 256 MB table)
+MAX_GUESS = 1 << 24             # ... at most (a table of 512 MB, rows resident as they are used)
 # Nodes of a local tree at most (its rows of 64 bytes and table of 32 bytes a node: 96 MB): the
 # larger, the fewer of its nodes are looked up in the run's table, which costs a cache miss each,
 # while its own lookups mostly find recently used nodes (measured on the first 104 M calls of
@@ -409,7 +409,9 @@ class _Builder:
         self.gt = np.full(4 * capacity, _EMPTY, np.int64)       # pairs, half full at most
         self.f = [np.empty(capacity, np.int64) for _ in range(3)]      # parent, key, depth
         self.f_count = np.zeros(1, np.int64)
-        self.tmap = np.full(capacity, -1, np.int64)     # forest node -> node of the current thread
+        # forest node -> node of the current thread, made for the second thread (the first
+        # thread's nodes are the forest's)
+        self.tmap = np.zeros(0, np.int64)
 
     def forest(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m = int(self.f_count[0])
@@ -441,6 +443,8 @@ class _Builder:
         t_count = np.zeros(1, np.int64)
         state = np.zeros(5, np.int64)
         first = int(self.f_count[0]) == 0
+        if not first and len(self.tmap) < len(self.f[0]):
+            self.tmap = np.full(len(self.f[0]), -1, np.int64)
 
         def merge() -> None:
             nonlocal tw, t_cols
@@ -455,7 +459,8 @@ class _Builder:
             if f_used + nloc > len(self.f[0]):
                 size = max(f_used + nloc, 4 * len(self.f[0]))
                 self.f = [np.concatenate([a[:f_used], np.empty(size - f_used, np.int64)]) for a in self.f]
-                self.tmap = np.concatenate([self.tmap[:f_used], np.full(size - f_used, -1, np.int64)])
+                if len(self.tmap):
+                    self.tmap = np.concatenate([self.tmap[:f_used], np.full(size - f_used, -1, np.int64)])
             if 2 * (f_used + nloc) > len(self.gt) >> 1:
                 slots = len(self.gt) >> 1
                 while 2 * (f_used + nloc) > slots:
@@ -516,7 +521,8 @@ class _Builder:
             _close_to(0, st, loc, tw)
         m = int(t_count[0])
         forest_ids, parent = (a[:m] for a in t_cols)
-        self.tmap[forest_ids] = -1              # ready for the next thread
+        if not first:
+            self.tmap[forest_ids] = -1          # ready for the next thread
         return {"forest": forest_ids, "parent": parent, "weights": tw[:m]}
 
 
@@ -658,8 +664,8 @@ def _scatter(ids, calls, bc, blocks, time, flags, thrown, caught,
 
 def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[str, np.ndarray]]:
     """Every thread's tree and the forest, from their call tables (see :func:`compute`), and the
-    arrays to keep. The thread of most calls first: when its nodes are the forest's first, in
-    order, they are kept as such (no list of forest nodes)."""
+    arrays to keep. The thread of most calls first: its nodes are the forest's first, in order,
+    kept as such (no list of forest nodes)."""
     total = sum(len(t.calls) for t in threads)
     builder = _Builder(min(MAX_GUESS, total // GUESS_CALLS_PER_CONTEXT))
     before = 0
@@ -674,27 +680,13 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
         rows[t.index] = len(got["forest"])
         weights[t.index] = got["weights"]
     parent, key, _depth = builder.forest()
-    # Renumbered depth first (a node's subtree right after it): the passes over the tree that
-    # transforms make then walk memory in order (a re-merge of javac's forest took 2.6 times as
-    # long in the order of first calls). A thread's nodes in that order too.
-    order = np.empty(len(parent), np.int64)
-    _preorder(parent, order)
-    rank = np.empty(len(parent), np.int64)
-    rank[order] = np.arange(len(parent))
-    old_parent = parent[order]
-    parent = _narrow(np.where(old_parent >= 0, rank[np.maximum(old_parent, 0)], -1))
-    key = _narrow(key[order])
-    first_is_identity = False
+    parent, key = _narrow(parent), _narrow(key)
     for index in rows:
-        ids = rank[forest_ids[index]]
-        at = np.full(len(parent), -1, np.int64)         # the thread's nodes in forest order
-        at[ids] = np.arange(len(ids))
-        ids = np.flatnonzero(at >= 0)
-        columns = _columns(weights[index], at[ids])        # the thread's nodes in forest order
+        ids = forest_ids[index]
+        columns = _columns(weights[index])
         weights[index] = {name: values if name in _WIDE else _narrow(values) for name, values in columns.items()}
-        identity = not first_is_identity and (not len(ids) or int(ids[-1]) == len(ids) - 1)
-        first_is_identity |= identity
-        forest_ids[index] = None if identity else _narrow(ids)
+        # the first thread built made the forest's first nodes, in order: no list of them kept
+        forest_ids[index] = None if index == next(iter(rows)) else _narrow(ids)
 
     def read(index: int, out=None) -> dict[str, np.ndarray]:
         w = weights[index]
@@ -765,40 +757,6 @@ def _from_file(f: S.ColumnFile, thread_indices: set[int], statics=None) -> RunTr
         got = f.read(names, None if out is None else {f"t{index}.{k}": v for k, v in out.items()})
         return {name: got[f"t{index}.{name}"] for name in WEIGHTS}
     return RunTrees(parent, key, forest_ids, rows, read, lambda i, name: f.arrays[f"t{i}.{name}"][0])
-
-
-@numba.njit(cache=True, nogil=True)
-def _preorder(parent, order):  # pragma: no cover - numba
-    """The nodes depth first (children in node order): ``order[k]`` is the k-th node visited."""
-    n = len(parent)
-    start = np.zeros(n + 1, np.int64)
-    for i in range(n):
-        if parent[i] >= 0:
-            start[parent[i] + 1] += 1
-    for i in range(n):
-        start[i + 1] += start[i]
-    fill = start[:n].copy()
-    kids = np.empty(max(start[n], 1), np.int64)
-    for i in range(n):
-        p = parent[i]
-        if p >= 0:
-            kids[fill[p]] = i
-            fill[p] += 1
-    stack = np.empty(n + 1, np.int64)
-    k = 0
-    for r in range(n):
-        if parent[r] >= 0:
-            continue
-        top = 0
-        stack[0] = r
-        while top >= 0:     # children pushed in reverse: visited in node order
-            node = stack[top]
-            top -= 1
-            order[k] = node
-            k += 1
-            for j in range(start[node + 1] - 1, start[node] - 1, -1):
-                top += 1
-                stack[top] = kids[j]
 
 
 @numba.njit(cache=True, nogil=True)
