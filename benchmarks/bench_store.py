@@ -6,7 +6,8 @@ For each trace (hard-linked copies of the traces the other benchmarks record und
 or of ``--traces-dir``; never opened in place):
 
 - trace size (events + static.xml), cache size after an open that also builds the derived arrays
-  (calling-context trees, summaries, the timeline's index), and their ratio;
+  (calling-context trees and the merged forest, the methods table, summaries, the timeline's
+  index), and their ratio;
 - cold open: a fresh process, no cache, until the explorer's model is ready to paint
   (``jbgui.ui.loading.load_trace``: replay, timeline, summary), and the replay's throughput
   (events / seconds of ``Analysis.open``, end to end: static.xml, decoding, replay, store);
@@ -80,6 +81,11 @@ elif mode == "derive":
     TimelineModel(analysis)
     for th in analysis.threads:
         th.cct, th.call_summary
+    # what the aggregated views keep: the run's trees (every thread's and the forest, one file)
+    # and the methods table
+    from jbgui.model import methods_table, transforms
+    view = transforms.AggregateView(analysis)
+    methods_table.for_view(view, ())
 elif mode == "gui":
     # the explorer itself (offscreen): open to the first painted timeline, the memory then, and
     # when every background task (the call tree's first thread) is done

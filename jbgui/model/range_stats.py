@@ -69,11 +69,20 @@ def event_range(thread: ThreadReplay, start: float, stop: float, use_clock: bool
     (nanoseconds when ``use_clock`` and the thread has clock samples, else event indices)."""
     clock = np.asarray(thread.clock)
     if use_clock and len(clock) >= 2:
-        # The inverse of the timeline's interpolation: times are non-decreasing in events.
-        e0, e1 = np.interp([start, stop], clock[:, 1], clock[:, 0])
+        # The inverse of the timeline's interpolation: times are non-decreasing in events, and
+        # where several samples share a time (a run of events the clock did not move over) the
+        # range starts at the first of them and stops at the last: np.interp takes the last of
+        # equal values, so the start is inverted over the samples reversed and negated. (Taking
+        # the last for both left a call that starts on such a run out of its own range.)
+        times, positions = clock[:, 1], clock[:, 0]
+        e0 = float(np.interp(-start, -times[::-1], positions[::-1]))
+        e1 = float(np.interp(stop, times, positions))
     else:
         e0, e1 = start, stop
-    return int(np.ceil(e0)), int(np.ceil(e1))
+    # The first event at or after each end. An event's own time inverted comes back a hair above
+    # the event (930272.0000001): within a millionth of an event it is that event (a call's own
+    # range left the call out of it, 1 recording in 3).
+    return int(np.ceil(e0 - 1e-6)), int(np.ceil(e1 - 1e-6))
 
 
 @numba.njit(cache=True, nogil=True)
