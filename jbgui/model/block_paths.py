@@ -528,44 +528,29 @@ _POS, _NEXT, _SP, _NREC, _NSEQ, _ORPHANS = range(6)
 _DONE, _REC_FULL, _SEQ_FULL = 0, 1, 2
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _seen_in(keys, stamps, level, stamp, key, direct):  # pragma: no cover - numba
-    """Insert ``key`` into the set of the call at stack ``level`` (``stamp``); True if it was
-    there. ``direct``: keys index the table (small methods), else open addressing."""
-    if direct:
-        if stamps[level, key] == stamp:
-            return True
-        stamps[level, key] = stamp
-        return False
-    mask = stamps.shape[1] - 1
-    i = np.int64(_mix(key) & np.uint64(mask))
-    while stamps[level, i] == stamp:
-        if keys[level, i] == key:
-            return True
-        i = (i + 1) & mask
-    stamps[level, i] = stamp
-    keys[level, i] = key
-    return False
-
-
 @numba.njit(cache=True, nogil=True)
 def _attribute(evs, bs, final, first, last, flags, synthetic_mask, b_bc, n_blocks,
                header_of, innermost, lparent, in_body,
-               state, stack, lv_prev, lv_nb, lv_bc, lv_sig, lv_open, lv_iters, set_keys, set_stamps, direct, stamp0,
-               out_sig, out_blocks, out_bc, out_exc, rec, margin, want, seq):  # pragma: no cover - numba
+               state, stack, lv, lv_sig, lv_loop, set_keys, set_stamps, direct, stamp0,
+               out, out_sig, rec, margin, want, seq):  # pragma: no cover - numba
     """Give each of a method's BLOCK words (events ``evs``, local blocks ``bs``, ascending) to
     the innermost of the method's calls (``first``/``last``/``flags`` in row order) running at
-    its event, as calls open and end around it, and keep per call its path signature (the set of
-    distinct transitions, entry and exit included), own blocks and bytecodes and loop entries
-    (``rec``: call, loop, iterations) as :func:`_scan` does; with ``want[k]``, call ``k``'s steps
-    go to ``seq`` (call, block). Calls nest in a stack whose levels keep each open call's state,
-    so a recursive call's words interleave freely with its caller's. ``final``: no events
-    follow, every call is opened and closed. Resumable: returns ``_REC_FULL`` or ``_SEQ_FULL``
-    when a buffer is nearly full (``state`` says where it stopped), else ``_DONE``."""
+    its event, as calls open and end around it, and keep per call its path signature
+    (``out_sig``: the set of distinct transitions, entry and exit included), own blocks, own
+    bytecodes and exceptional end (``out``) and loop entries (``rec``: call, loop, iterations),
+    as :func:`_scan` does; with ``want[k]``, call ``k``'s steps go to ``seq`` (call, block).
+    Open calls form a stack whose levels keep each call's state (``lv``: previous block, own
+    blocks, own bytecodes; ``lv_sig``; ``lv_loop``: each loop's open entry, then its
+    iterations), so a recursive call's words interleave freely with its caller's. Each turn of
+    the loop does one thing: close the top call (it ended before the next call opens or the next
+    word), open the next call, or give the next word away. ``final``: no words follow, every
+    call is opened and closed. Resumable: returns ``_REC_FULL`` or ``_SEQ_FULL`` when a buffer is
+    nearly full (``state`` says where it stopped), else ``_DONE``."""
     n_calls = len(first)
     n_loops = len(lparent)
     n_ev = len(evs)
     big = np.int64(1) << 62
+    width = n_blocks + 4
     while True:
         pos = state[_POS]
         if pos < n_ev:
@@ -578,118 +563,107 @@ def _attribute(evs, bs, final, first, last, flags, synthetic_mask, b_bc, n_block
             return _REC_FULL
         if state[_NSEQ] + 1 > len(seq):
             return _SEQ_FULL
-        # open the calls started by this event, closing those that ended before each one
+        sp = state[_SP]
         nxt = state[_NEXT]
-        opened = False
-        while nxt < n_calls and first[nxt] <= ev:
-            sp = state[_SP]
-            while sp > 0 and last[stack[sp - 1]] < first[nxt]:
-                _close(sp - 1, stack, flags, n_blocks, n_loops, lv_prev, lv_nb, lv_bc, lv_sig, lv_open, lv_iters,
-                       set_keys, set_stamps, direct, stamp0, out_sig, out_blocks, out_bc, out_exc, rec, state)
-                sp -= 1
-            state[_SP] = sp
+        until = ev
+        if nxt < n_calls and first[nxt] < until:
+            until = first[nxt]
+        if sp > 0 and last[stack[sp - 1]] < until:
+            # close the top call: its exit, its loops still open
+            lvl = sp - 1
+            k = stack[lvl]
+            exc = 1 if (flags[k] & 1) != 0 else 0
+            key = (lv[lvl, 0] + 4) * width + (4 + (EXIT_EXCEPTION if exc else EXIT_NORMAL))
+            sig = lv_sig[lvl]
+            if direct:
+                if set_stamps[lvl, key] != stamp0 + k + 1:
+                    sig += _mix(key)
+            elif not _seen(set_keys[lvl], set_stamps[lvl], stamp0 + k + 1, key):
+                sig += _mix(key)
+            for L in range(n_loops):
+                if lv_loop[lvl, L]:
+                    n = state[_NREC]
+                    rec[n, 0] = k
+                    rec[n, 1] = L
+                    rec[n, 2] = lv_loop[lvl, n_loops + L]
+                    state[_NREC] = n + 1
+            out_sig[k] = sig
+            out[k, 0] = lv[lvl, 1]
+            out[k, 1] = lv[lvl, 2]
+            out[k, 2] = exc
+            state[_SP] = lvl
+            continue
+        if nxt < n_calls and first[nxt] <= ev:
             k = nxt
-            nxt += 1
+            state[_NEXT] = nxt + 1
             if flags[k] & synthetic_mask:
                 # a call whose callee never started: no block of its own
-                lv = sp           # its level is free: use it to close the call at once
-                _open(lv, k, stack, lv_prev, lv_nb, lv_bc, lv_sig, lv_open, lv_iters, n_loops)
-                _close(lv, stack, flags, n_blocks, n_loops, lv_prev, lv_nb, lv_bc, lv_sig, lv_open, lv_iters,
-                       set_keys, set_stamps, direct, stamp0, out_sig, out_blocks, out_bc, out_exc, rec, state)
+                exc = 1 if (flags[k] & 1) != 0 else 0
+                out_sig[k] = _mix(3 * width + (4 + (EXIT_EXCEPTION if exc else EXIT_NORMAL)))
+                out[k, 0] = 0
+                out[k, 1] = 0
+                out[k, 2] = exc
             else:
-                _open(sp, k, stack, lv_prev, lv_nb, lv_bc, lv_sig, lv_open, lv_iters, n_loops)
+                stack[sp] = k
+                lv[sp, 0] = -1
+                lv[sp, 1] = 0
+                lv[sp, 2] = 0
+                lv_sig[sp] = np.uint64(0)
+                for L in range(2 * n_loops):
+                    lv_loop[sp, L] = 0
                 state[_SP] = sp + 1
-            opened = True
-            if state[_NREC] + margin > len(rec):
-                break
-        state[_NEXT] = nxt
-        if opened and nxt < n_calls and first[nxt] <= ev:
-            continue              # the record buffer filled: drain, then open the rest
-        sp = state[_SP]
-        while sp > 0 and last[stack[sp - 1]] < ev:
-            _close(sp - 1, stack, flags, n_blocks, n_loops, lv_prev, lv_nb, lv_bc, lv_sig, lv_open, lv_iters,
-                   set_keys, set_stamps, direct, stamp0, out_sig, out_blocks, out_bc, out_exc, rec, state)
-            sp -= 1
-        state[_SP] = sp
+            continue
         if pos >= n_ev:
             return _DONE          # final: every call opened and closed
         state[_POS] = pos + 1
         if sp == 0:
             state[_ORPHANS] += 1
             continue
-        lv = sp - 1
-        k = stack[lv]
+        lvl = sp - 1
+        k = stack[lvl]
         b = bs[pos]
-        prev = lv_prev[lv]
-        lv_nb[lv] += 1
-        lv_bc[lv] += b_bc[b]
-        key = (prev + 4) * (n_blocks + 4) + b + 4
-        if not _seen_in(set_keys, set_stamps, lv, stamp0 + k + 1, key, direct):
-            lv_sig[lv] += _mix(key)
+        prev = lv[lvl, 0]
+        lv[lvl, 1] += 1
+        lv[lvl, 2] += b_bc[b]
+        key = (prev + 4) * width + b + 4
+        if direct:
+            if set_stamps[lvl, key] != stamp0 + k + 1:
+                set_stamps[lvl, key] = stamp0 + k + 1
+                lv_sig[lvl] += _mix(key)
+        elif not _seen(set_keys[lvl], set_stamps[lvl], stamp0 + k + 1, key):
+            lv_sig[lvl] += _mix(key)
         if n_loops:
             # leaving loops: those containing prev but not b
             if prev >= 0:
                 L = innermost[prev]
                 while L >= 0:
-                    if not in_body[L, b] and lv_open[lv, L]:
-                        _record(rec, state, k, L, lv_iters[lv, L])
-                        lv_open[lv, L] = 0
+                    if not in_body[L, b] and lv_loop[lvl, L]:
+                        n = state[_NREC]
+                        rec[n, 0] = k
+                        rec[n, 1] = L
+                        rec[n, 2] = lv_loop[lvl, n_loops + L]
+                        state[_NREC] = n + 1
+                        lv_loop[lvl, L] = 0
                     L = lparent[L]
             L = header_of[b]
             if L >= 0:
-                if prev >= 0 and in_body[L, prev] and lv_open[lv, L]:
-                    lv_iters[lv, L] += 1            # a back edge
+                if prev >= 0 and in_body[L, prev] and lv_loop[lvl, L]:
+                    lv_loop[lvl, n_loops + L] += 1            # a back edge
                 else:
-                    if lv_open[lv, L]:
-                        _record(rec, state, k, L, lv_iters[lv, L])
-                    lv_open[lv, L] = 1
-                    lv_iters[lv, L] = 0
+                    if lv_loop[lvl, L]:
+                        n = state[_NREC]
+                        rec[n, 0] = k
+                        rec[n, 1] = L
+                        rec[n, 2] = lv_loop[lvl, n_loops + L]
+                        state[_NREC] = n + 1
+                    lv_loop[lvl, L] = 1
+                    lv_loop[lvl, n_loops + L] = 0
         if want[k]:
             n = state[_NSEQ]
             seq[n, 0] = k
             seq[n, 1] = b
             state[_NSEQ] = n + 1
-        lv_prev[lv] = b
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _record(rec, state, k, L, iters):  # pragma: no cover - numba
-    n = state[_NREC]
-    rec[n, 0] = k
-    rec[n, 1] = L
-    rec[n, 2] = iters
-    state[_NREC] = n + 1
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _open(lv, k, stack, lv_prev, lv_nb, lv_bc, lv_sig, lv_open, lv_iters, n_loops):  # pragma: no cover - numba
-    stack[lv] = k
-    lv_prev[lv] = -1
-    lv_nb[lv] = 0
-    lv_bc[lv] = 0
-    lv_sig[lv] = np.uint64(0)
-    for L in range(n_loops):
-        lv_open[lv, L] = 0
-        lv_iters[lv, L] = 0
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _close(lv, stack, flags, n_blocks, n_loops, lv_prev, lv_nb, lv_bc, lv_sig, lv_open, lv_iters,
-           set_keys, set_stamps, direct, stamp0, out_sig, out_blocks, out_bc, out_exc, rec, state):  # pragma: no cover
-    k = stack[lv]
-    exc = 1 if (flags[k] & 1) != 0 else 0
-    exit_key = (lv_prev[lv] + 4) * (n_blocks + 4) + (4 + (EXIT_EXCEPTION if exc else EXIT_NORMAL))
-    sig = lv_sig[lv]
-    if not _seen_in(set_keys, set_stamps, lv, stamp0 + k + 1, exit_key, direct):
-        sig += _mix(exit_key)
-    for L in range(n_loops):
-        if lv_open[lv, L]:
-            _record(rec, state, k, L, lv_iters[lv, L])
-            lv_open[lv, L] = 0
-    out_sig[k] = sig
-    out_blocks[k] = lv_nb[lv]
-    out_bc[k] = lv_bc[lv]
-    out_exc[k] = exc
+        lv[lvl, 0] = b
 
 
 class _Attribution:
@@ -706,12 +680,9 @@ class _Attribution:
         n_loops = len(m.loops.parent)
         self.state = np.zeros(6, np.int64)
         self.stack = np.zeros(levels, np.int64)
-        self.lv_prev = np.zeros(levels, np.int64)
-        self.lv_nb = np.zeros(levels, np.int64)
-        self.lv_bc = np.zeros(levels, np.int64)
+        self.lv = np.zeros((levels, 3), np.int64)
         self.lv_sig = np.zeros(levels, np.uint64)
-        self.lv_open = np.zeros((levels, max(n_loops, 1)), np.int64)
-        self.lv_iters = np.zeros((levels, max(n_loops, 1)), np.int64)
+        self.lv_loop = np.zeros((levels, 2 * max(n_loops, 1)), np.int64)
         keys = (m.n_blocks + 4) ** 2
         self.direct = keys * levels <= (1 << 22)
         if self.direct:
@@ -723,9 +694,7 @@ class _Attribution:
             self.set_stamps = np.zeros((levels, size), np.int64)
         self.stamp0 = stamp0
         self.sig = np.zeros(n, np.uint64)
-        self.blocks = np.zeros(n, np.int64)
-        self.bc = np.zeros(n, np.int64)
-        self.exc = np.zeros(n, np.int8)
+        self.out = np.zeros((n, 3), np.int64)      # own blocks, own bytecodes, exceptional
         # room kept in the loop records for one step: every open call closing every loop
         self.margin = (levels + 2) * (n_loops + 1)
         self.rec = np.zeros((max(1 << 16, 4 * self.margin), 3), np.int64)
@@ -742,10 +711,9 @@ class _Attribution:
         while True:
             status = _attribute(evs, bs, final, self.first, self.last, self.flags, SYNTHETIC, self.b_bc,
                                 self.m.n_blocks, L.header_of, L.innermost, L.parent, L.in_body,
-                                self.state, self.stack, self.lv_prev, self.lv_nb, self.lv_bc, self.lv_sig,
-                                self.lv_open, self.lv_iters, self.set_keys, self.set_stamps, self.direct,
-                                self.stamp0, self.sig, self.blocks, self.bc, self.exc, self.rec, self.margin, self.want,
-                                self.seq)
+                                self.state, self.stack, self.lv, self.lv_sig, self.lv_loop, self.set_keys,
+                                self.set_stamps, self.direct, self.stamp0, self.out, self.sig, self.rec,
+                                self.margin, self.want, self.seq)
             if status == _REC_FULL:
                 self.recs.append(self.rec[:self.state[_NREC]].copy())
                 self.state[_NREC] = 0
@@ -755,6 +723,18 @@ class _Attribution:
                 self.state[_NSEQ] = 0
             else:
                 return
+
+    @property
+    def blocks(self) -> np.ndarray:
+        return self.out[:, 0]
+
+    @property
+    def bc(self) -> np.ndarray:
+        return self.out[:, 1]
+
+    @property
+    def exc(self) -> np.ndarray:
+        return self.out[:, 2].astype(np.int8)
 
     def loops(self) -> np.ndarray:
         parts = self.recs + [self.rec[:self.state[_NREC]]]
