@@ -417,6 +417,10 @@ class MethodCalls:
     caller: np.ndarray
 
 
+# The sets of transitions of the open calls are tables indexed by transition (no hashing) when
+# they hold at most this many entries in all (a method's blocks plus 4, squared, per level of
+# recursion); else hashed.
+DIRECT_SETS = 1 << 22
 # Blocks of the call table read between two looks at ``cancelled`` and ``progress``.
 TABLE_BATCH = 64
 # Chunks of a stream decoded by one task of the pool.
@@ -684,7 +688,7 @@ class _Attribution:
         self.lv_sig = np.zeros(levels, np.uint64)
         self.lv_loop = np.zeros((levels, 2 * max(n_loops, 1)), np.int64)
         keys = (m.n_blocks + 4) ** 2
-        self.direct = keys * levels <= (1 << 22)
+        self.direct = keys * levels <= DIRECT_SETS
         if self.direct:
             self.set_keys = np.zeros((1, 1), np.int64)
             self.set_stamps = np.zeros((levels, keys), np.int64)
@@ -737,8 +741,10 @@ class _Attribution:
         return self.out[:, 2].astype(np.int8)
 
     def loops(self) -> np.ndarray:
-        parts = self.recs + [self.rec[:self.state[_NREC]]]
-        return np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
+        """The loop records by call (a recursive call's are written between its caller's), each
+        call's in the order its loops ended."""
+        recs = np.concatenate(self.recs + [self.rec[:self.state[_NREC]]])
+        return recs[np.argsort(recs[:, 0], kind="stable")]
 
     def steps(self) -> np.ndarray:
         parts = self.seqs + [self.seq[:self.state[_NSEQ]]]

@@ -266,3 +266,26 @@ def test_the_cfg_as_dot_and_svg(trace, capsys):
     assert main(["cfg", str(trace), "Main.loop", "--format", "svg"]) == 0
     svg = capsys.readouterr().out
     assert "<svg" in svg and svg.count('class="node"') == 4 and svg.count('class="edge"') == 4
+
+
+def test_a_recursive_loop_s_entries_and_paths(analysis):
+    """walk(2, 3) -> walk(1, 2) -> walk(0, 1): each call's loop entry counts its own iterations
+    (3, 2, 1), though the inner calls run inside the outer loops; the outer two calls take the
+    recursing path, the innermost does not."""
+    method = mid(analysis, "Main.walk")
+    (row,) = loops(analysis, method)
+    assert row["entries"] == 3 and row["iterations"] == {"1": 1, "2": 1, "3": 1}
+    thread = analysis.threads[0]
+    rows = np.flatnonzero(np.asarray(thread.calls.method) == method)
+    assert [o["call"] for o in row["outliers"]] == [f"{thread.index}:{int(r)}" for r in rows]
+    assert [o["iterations"] for o in row["outliers"]] == [3, 2, 1]
+    # the scan's loop records by call, though the inner calls' loops ended first
+    from jbgui.model.block_paths import scan_calls
+    scan = scan_calls(analysis, method, C.method_cfg(analysis, method).loop_tables())
+    assert scan.loop_call.tolist() == [0, 1, 2] and scan.loop_iters.tolist() == [3, 2, 1]
+    found = variants(analysis, method)
+    assert [(r["calls"], sorted((c["method"], c["calls"]) for c in r["callers"])) for r in found] == [
+        (2, [("Main.main([Ljava/lang/String;)V", 1), ("Main.walk(II)I", 1)]), (1, [("Main.walk(II)I", 1)])]
+    # #1 the loop's test, #4 the recursive call, #5 the loop's step: the first iteration recurses
+    assert [r["path"] for r in found] == ["#0 #1 #2 #3 #4 (#5 #1 #2)× #5 #1 #6", "#0 #1 #2 #3 #5 #1 #6"]
+    assert [call_path(analysis, thread, int(r)).blocks.tolist().count(5) for r in rows] == [3, 2, 1]
