@@ -225,6 +225,13 @@ def test_bad_names_and_calls_are_one_line(trace, capsys):
     assert "THREAD:ROW" in capsys.readouterr().err
     assert main(["variants", t, "java.io.PrintStream.println(Ljava/lang/String;)V"]) == 2   # JDK untraced here
     assert "has no basic blocks" in capsys.readouterr().err
+    # a name of several overloads: one line naming them, for every command that takes a METHOD
+    for command in (["cfg"], ["variants", "--json"], ["loops"]):
+        assert main([command[0], t, "java.io.PrintStream.println", *command[1:]]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("jbtrace: error: 'java.io.PrintStream.println' is ambiguous: ") and err.count("\n") == 1
+        assert "java.io.PrintStream.println(Ljava/lang/String;)V, " in err and "java.io.PrintStream.println()V" in err
+        assert err.rstrip().endswith(" and 2 more")        # ten overloads: the first eight named
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,12 @@ import shutil
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QGraphicsPathItem
 
 from jbgui.model.method_names import resolve_methods
+from jbgui.ui import colors
 from jbgui.ui.main_window import MainWindow
 from jbgui.ui.selection import CallRef
 
@@ -77,6 +80,41 @@ def test_the_cfg_follows_the_selection_and_a_click_selects_a_block(qtbot, window
     cfg.this_call.click()
     qtbot.waitUntil(lambda: cfg.cfg is not None and cfg.cfg.call == f"{thread.index}:{int(rows[0])}", timeout=30_000)
     assert cfg.cfg.counts.tolist() == [1, 0, 1]
+
+
+def edge_items(cfg_view):
+    return {item.data(0): item for item in cfg_view.scene.items()
+            if isinstance(item, QGraphicsPathItem) and item.data(0) is not None}
+
+
+def test_the_cfg_draws_back_and_exception_edges_apart_and_zooms(qtbot, window):
+    panel = window.block_views
+    panel.setCurrentWidget(panel.cfg)
+    cfg = panel.cfg
+    mid, thread, rows = calls_of(window, "Main.loop")
+    window.selection.select_method(mid)
+    qtbot.waitUntil(lambda: cfg.cfg is not None and cfg.cfg.method == mid and bool(cfg.items), timeout=30_000)
+    edges = edge_items(cfg)
+    assert set(edges) == {(0, 1), (1, 2), (2, 1), (1, 3)}
+    back, body = edges[(2, 1)].pen(), edges[(0, 1)].pen()
+    # the back edge blue, as thick as the hottest edge (19 of 19), the entry edge thinner (6)
+    assert back.color().name() == colors.CFG_BACK[0] and body.color().name() != colors.CFG_BACK[0]
+    assert back.widthF() > body.widthF() and back.style() == Qt.PenStyle.SolidLine
+    mid1, _t, _rows = calls_of(window, "Main.level1")
+    window.selection.select_method(mid1)
+    qtbot.waitUntil(lambda: cfg.cfg is not None and cfg.cfg.method == mid1 and bool(cfg.items), timeout=30_000)
+    caught = edge_items(cfg)[(0, 2)].pen()          # to the handler: dotted red
+    assert caught.style() == Qt.PenStyle.DotLine and caught.color().name() == colors.CFG_EXCEPTION[0]
+    assert cfg.items[2].pen().color().name() == colors.CFG_EXCEPTION[0]      # the handler block itself
+    # the wheel zooms in around the cursor, dragging pans
+    scale = cfg.view.transform().m11()
+    center = cfg.view.viewport().rect().center()
+    wheel = QWheelEvent(QPointF(center), QPointF(cfg.view.viewport().mapToGlobal(center)), QPoint(0, 0),
+                        QPoint(0, 240), Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+                        Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(cfg.view.viewport(), wheel)
+    assert cfg.view.transform().m11() == pytest.approx(scale * 1.44)
+    assert cfg.view.dragMode() == cfg.view.DragMode.ScrollHandDrag
 
 
 def test_the_path_steps_and_the_cfg_follows(qtbot, window):
