@@ -183,7 +183,9 @@ class CfgView(QWidget):
         self.cfg = cfg
         self.layout_ = lay
         scope = f"call {cfg.call}" if cfg.call else "whole run"
-        self.title.setText(f"<b>{cfg.name}</b> — {cfg.n_blocks} blocks, {len(cfg.loops)} loops "
+        loops = len(cfg.loops)
+        self.title.setText(f"<b>{cfg.name}</b> — {cfg.n_blocks} block{'s' if cfg.n_blocks != 1 else ''}, "
+                           f"{loops} loop{'s' if loops != 1 else ''} "
                            f"({scope}); dashed grey: never run / never taken, red dotted: exception, "
                            f"blue: loop back edge")
         self.draw()

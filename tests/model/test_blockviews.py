@@ -144,10 +144,11 @@ def test_exception_flow_chains_agree_with_the_replay_flags(analysis):
     rows = grouped(analysis, chains)
     assert rows == [
         {"type": "java.lang.IllegalStateException", "thrown_in": "Main.level3(I)I", "throw_block": 1,
-         "unwound": ["Main.level3(I)I", "Main.level2(I)I"], "caught_in": "Main.level1(I)I", "handler_block": 2,
+         "unwound": ["Main.level3(I)I", "Main.level2(I)I"], "unwound_blocks": [1, 0],
+         "caught_in": "Main.level1(I)I", "handler_block": 2,
          "ignored": False, "count": 2, "example": rows[0]["example"]},
         {"type": "java.lang.IllegalStateException", "thrown_in": "Main.level3(I)I", "throw_block": 1,
-         "unwound": ["Main.level3(I)I"], "caught_in": "Main.ignore()V", "handler_block": 2,
+         "unwound": ["Main.level3(I)I"], "unwound_blocks": [1], "caught_in": "Main.ignore()V", "handler_block": 2,
          "ignored": True, "count": 1, "example": rows[1]["example"]}]
     # the catching frames are flagged CAUGHT by replay, and the block each unwound frame left is
     # the block of the call the exception came out of
@@ -204,9 +205,12 @@ def test_the_commands_print_the_model_s_json(trace, capsys):
     p = run_json(capsys, "path", t, example, "--json")
     assert p["compressed"] == "#0 #2 #4" and p["exit"] == {"kind": "return"}
     ex = run_json(capsys, "exceptions", t, "--json")
-    assert [(r["caught_in"], r["unwound"], r["count"], r["ignored"]) for r in ex] == [
-        ("Main.level1(I)I", ["Main.level3(I)I", "Main.level2(I)I"], 2, False),
-        ("Main.ignore()V", ["Main.level3(I)I"], 1, True)]
+    assert [(r["caught_in"], r["unwound"], r["unwound_blocks"], r["count"], r["ignored"]) for r in ex] == [
+        ("Main.level1(I)I", ["Main.level3(I)I", "Main.level2(I)I"], [1, 0], 2, False),
+        ("Main.ignore()V", ["Main.level3(I)I"], [1], 1, True)]
+    assert main(["exceptions", t]) == 0
+    text = capsys.readouterr().out
+    assert "unwound Main.level3(I)I #1 → Main.level2(I)I #0, caught in Main.level1(I)I #2" in text
     first = run_json(capsys, "discovery", t, "--json")
     assert "Main.check(I)I" in [r["method"] for r in first]
     blocks = run_json(capsys, "discovery", t, "--blocks", "--json")

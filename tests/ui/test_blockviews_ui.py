@@ -94,6 +94,7 @@ def test_the_cfg_draws_back_and_exception_edges_apart_and_zooms(qtbot, window):
     mid, thread, rows = calls_of(window, "Main.loop")
     window.selection.select_method(mid)
     qtbot.waitUntil(lambda: cfg.cfg is not None and cfg.cfg.method == mid and bool(cfg.items), timeout=30_000)
+    assert "Main.loop(I)I</b> — 4 blocks, 1 loop (whole run)" in cfg.title.text()
     edges = edge_items(cfg)
     assert set(edges) == {(0, 1), (1, 2), (2, 1), (1, 3)}
     back, body = edges[(2, 1)].pen(), edges[(0, 1)].pen()
@@ -182,8 +183,10 @@ def test_exceptions_and_discovery_tables(qtbot, window):
     qtbot.waitUntil(lambda: len(panel.exceptions.rows) == 2, timeout=30_000)
     t = panel.exceptions.table
     assert [t.item(r, 0).text() for r in range(2)] == ["2", "1"]
-    assert t.item(0, 5).text() == "Main.level3 → Main.level2"
-    assert t.item(1, 4).text() == "caught and ignored" and t.item(1, 3).text() == "Main.ignore #2"
+    # read left to right as the exception went: thrown, the frames it left (each at its block), caught
+    assert [t.item(0, c).text() for c in (2, 3, 4)] == ["Main.level3 #1", "Main.level3 #1 → Main.level2 #0",
+                                                        "Main.level1 #2"]
+    assert t.item(1, 5).text() == "caught and ignored" and t.item(1, 4).text() == "Main.ignore #2"
     panel.setCurrentWidget(panel.discovery)
     d = panel.discovery
     qtbot.waitUntil(lambda: d.runs is not None, timeout=30_000)
