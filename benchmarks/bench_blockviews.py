@@ -6,6 +6,8 @@ number includes opening the (already replayed) analysis, as the explorer or ``jb
 ``cfg``          Analysis.open + the method's graph with whole-run counts (no stream reading);
 ``profile-cold`` Analysis.open + variants and loop profile, per-method cache removed first;
 ``profile-warm`` the same again, served from the per-method cache;
+``profile-open`` variants and loop profile alone, per-method cache removed, timed after the open
+                 and numba's start-up (what the explorer, which has both, waits for);
 ``path``         Analysis.open + one call's exact path (the variants' most frequent example).
 
 With ``--baseline REV`` (default: the code before the fused scan) the same steps run on jbgui at
@@ -52,9 +54,14 @@ elif mode.startswith("profile"):
     from jbgui.model.method_profile import VERSION, method_profile
     from jbgui.model.variants import variants
     from jbgui.model.loop_profile import loops
-    if mode == "profile-cold":
+    if mode in ("profile-cold", "profile-open"):
         from jbgui.model import derived
         derived.forget(analysis.cache_dir / "blockviews", f"m{method}-v{VERSION}.npz")
+    if mode == "profile-open":
+        # as in the explorer: the trace is open and numba running; only the profile is timed
+        from jbgui.model.block_paths import _mix
+        _mix(1)
+        t0 = time.perf_counter()
     p = method_profile(analysis, method)
     v = variants(analysis, method, p)
     lp = loops(analysis, method, p)
@@ -72,7 +79,7 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "open": t_open, "cpu": us
                   **info}))
 '''
 
-MODES = ("cfg", "profile-cold", "profile-warm", "path")
+MODES = ("cfg", "profile-cold", "profile-warm", "profile-open", "path")
 DEFAULT_METHODS = ["com.sun.tools.javac.parser.UnicodeReader.nextCodeUnit",
                    "com.sun.tools.javac.code.Scope$ScopeImpl.lookup(Lcom/sun/tools/javac/util/Name;"
                    "Ljava/util/function/Predicate;)"]

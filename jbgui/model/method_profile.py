@@ -97,9 +97,12 @@ def _compute(analysis: Analysis, method: int, cfg: Cfg, progress=None, cancelled
     # repeated most, so its collapsed path shows them as loops.
     example = np.zeros(v, np.int64)
     if n:
-        by = np.lexsort((np.arange(n), -scan.own_blocks, inverse))
-        starts = np.flatnonzero(np.r_[True, inverse[by][1:] != inverse[by][:-1]])
-        example[inverse[by][starts]] = by[starts]
+        # (two passes over the calls; a three-key sort of them took 0.3 s for 1.5 M calls)
+        most = np.full(v, -1, np.int64)
+        np.maximum.at(most, inverse, scan.own_blocks)
+        cand = np.flatnonzero(scan.own_blocks == most[inverse])
+        example[:] = n
+        np.minimum.at(example, inverse[cand], cand)
     v_exc = scan.exceptional[example].astype(np.int8) if n else np.zeros(0, np.int8)
     v_thread = scan.thread[example] if n else np.zeros(0, np.int64)
     v_row = scan.row[example] if n else np.zeros(0, np.int64)
