@@ -894,25 +894,35 @@ def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
 def call_sequences(analysis: Analysis, method: int, scan: CallScan, which: np.ndarray) -> list[np.ndarray]:
     """The own blocks in order (local indices) of the calls ``which`` (indices into ``scan``'s
     calls), from the stream chunks holding them alone (:func:`scan_calls`' attribution run again
-    for those calls)."""
+    for those calls and the method's calls nested in them)."""
     m = _Method(analysis, method, None)
     out: list[np.ndarray] = [np.zeros(0, np.int64)] * len(which)
     which = np.asarray(which, np.int64)
     with ThreadPoolExecutor(max_workers=2) as pool:
         for index in np.unique(scan.thread[which]).tolist():
             on = np.flatnonzero(scan.thread == index)
-            base = int(on[0])
-            thread = analysis.thread(index)
-            calls = MethodCalls(thread, scan.row[on], scan.first[on], scan.last[on], scan.flags[on], scan.caller[on])
-            want = np.zeros(len(on), np.bool_)
             mine = np.flatnonzero(scan.thread[which] == index)
-            want[which[mine] - base] = True
+            wanted = np.unique(which[mine])
+            # the wanted calls and the method's calls nested in them (which take their own words):
+            # calls in row order nest after their caller, up to its last event
+            first, last = scan.first[on], scan.last[on]
+            lo = wanted - int(on[0])
+            hi = np.searchsorted(first, last[lo], side="right")
+            cover = np.zeros(len(on) + 1, np.int64)
+            np.add.at(cover, lo, 1)
+            np.add.at(cover, hi, -1)
+            take = np.flatnonzero(np.cumsum(cover[:-1]) > 0)
+            sub = on[take]
+            thread = analysis.thread(index)
+            calls = MethodCalls(thread, scan.row[sub], scan.first[sub], scan.last[sub], scan.flags[sub],
+                                scan.caller[sub])
+            want = np.isin(sub, wanted)
             att, _decoded = _attribute_thread(analysis, m, calls, 0, pool, want=want)
             steps = att.steps()
-            order = np.argsort(steps[:, 0], kind="stable")
-            steps = steps[order]
-            bounds = np.searchsorted(steps[:, 0], which[mine] - base, side="left")
-            ends = np.searchsorted(steps[:, 0], which[mine] - base, side="right")
+            steps = steps[np.argsort(steps[:, 0], kind="stable")]
+            k = np.searchsorted(sub, which[mine])        # each wanted call's index among these
+            bounds = np.searchsorted(steps[:, 0], k, side="left")
+            ends = np.searchsorted(steps[:, 0], k, side="right")
             for i, a, z in zip(mine.tolist(), bounds.tolist(), ends.tolist()):
                 out[i] = steps[a:z, 1].copy()
     return out
