@@ -5,13 +5,16 @@ not lie inside one of its callees (the call columns give every callee's event ra
 native or untraced code are synthetic rows whose range may cover an event of the caller itself, so
 they are not cut out; the Java callbacks below them are.
 
-:func:`scan_calls` runs a numba kernel over the decoded chunks that hold a set of calls (only
-those chunks are decoded) and gives per call a *path signature* (the set of distinct transitions
-taken, entry and exit included: calls that differ only in how often loops repeated share it),
-its own block count and bytecodes, and one record per loop entry with the number of times the
-loop's back edges were taken during it. :func:`call_path` gives one call's exact sequence.
-The stream readers are :mod:`jbgui.model.tracedir` and :mod:`jbgui.model.call_blocks`; this module
-only wraps them.
+:func:`call_path` gives one call's exact sequence (:func:`_scan` over its range, reading its
+subtree's rows). :func:`scan_calls` gives, for every call of a method, a *path signature* (the
+set of distinct transitions taken, entry and exit included: calls that differ only in how often
+loops repeated share it), its own block count and bytecodes, and one record per loop entry with
+the number of times the loop's back edges were taken during it. It reads the method's calls from
+the call table (:func:`method_calls`, :func:`jbgui.model.store_rows.rows_with`), picks the
+method's BLOCK words out of the chunks holding them (:func:`_own_words`) and gives each to the
+innermost of its calls running there (:func:`_attribute`): the same own blocks, since a word of
+the method inside a callee's range belongs to a deeper call of the method. The stream readers
+are :mod:`jbgui.model.tracedir` and :mod:`jbgui.model.call_blocks`; this module only wraps them.
 """
 
 from __future__ import annotations
