@@ -223,8 +223,9 @@ def _exceptions_run(args: argparse.Namespace) -> int:
     for r in rows:
         caught = f"caught in {r['caught_in']} #{r['handler_block']}" if r["caught_in"] else "uncaught"
         flag = "  (caught and ignored)" if r["ignored"] else ""
+        chain = " → ".join(f"{m} #{b}" for m, b in zip(r["unwound"], r["unwound_blocks"]))
         print(f"{r['count']:>8,}  {r['type']} thrown in {r['thrown_in']} #{r['throw_block']}, "
-              f"unwound {len(r['unwound'])} frames, {caught}{flag}")
+              f"unwound {chain or '(no frame)'}, {caught}{flag}")
     return 0
 
 

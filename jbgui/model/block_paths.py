@@ -5,13 +5,16 @@ not lie inside one of its callees (the call columns give every callee's event ra
 native or untraced code are synthetic rows whose range may cover an event of the caller itself, so
 they are not cut out; the Java callbacks below them are.
 
-:func:`scan_calls` runs a numba kernel over the decoded chunks that hold a set of calls (only
-those chunks are decoded) and gives per call a *path signature* (the set of distinct transitions
-taken, entry and exit included: calls that differ only in how often loops repeated share it),
-its own block count and bytecodes, and one record per loop entry with the number of times the
-loop's back edges were taken during it. :func:`call_path` gives one call's exact sequence.
-The stream readers are :mod:`jbgui.model.tracedir` and :mod:`jbgui.model.call_blocks`; this module
-only wraps them.
+:func:`call_path` gives one call's exact sequence (:func:`_scan` over its range, reading its
+subtree's rows). :func:`scan_calls` gives, for every call of a method, a *path signature* (the
+set of distinct transitions taken, entry and exit included: calls that differ only in how often
+loops repeated share it), its own block count and bytecodes, and one record per loop entry with
+the number of times the loop's back edges were taken during it. It reads the method's calls from
+the call table (:func:`method_calls`, :func:`jbgui.model.store_rows.rows_with`), picks the
+method's BLOCK words out of the chunks holding them (:func:`_own_words`) and gives each to the
+innermost of its calls running there (:func:`_attribute`): the same own blocks, since a word of
+the method inside a callee's range belongs to a deeper call of the method. The stream readers
+are :mod:`jbgui.model.tracedir` and :mod:`jbgui.model.call_blocks`; this module only wraps them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numba
 import numpy as np
 
 from jbgui.model import layout
+from jbgui.model import store_rows as SR
 from jbgui.model.analysis import Analysis, Flag, ThreadReplay
 from jbgui.model.replay import Cancelled
 from jbgui.model.call_blocks import stream_index
@@ -89,6 +93,8 @@ class CallScan:
     first: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     last: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     caller: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    flags: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    orphans: int = 0        # the method's words outside every one of its calls (a damaged trace)
 
 
 # ---------------------------------------------------------------------- the kernel
@@ -116,7 +122,7 @@ def _seen(keys, stamps, stamp, key):
 
 
 @numba.njit(cache=True, nogil=True)
-def _scan(words, wbase, rows, k0, first, last, end, flags, synthetic_mask, inferred_flag,
+def _scan(words, wbase, rows, k0, first, last, end, flags, synthetic_mask,
           method, page_base, b_method, b_bc, block_base, n_blocks,
           header_of, innermost, lparent, in_body,
           out_sig, out_blocks, out_bc, out_exc, rec, n_rec, set_keys, set_stamps,
@@ -153,10 +159,9 @@ def _scan(words, wbase, rows, k0, first, last, end, flags, synthetic_mask, infer
                 c += 1  # a native or untraced call: its Java callbacks (if any) come next
             if c < stop:
                 seg_end = first[c] - 1
+                # (an exceptional end inferred at the caller's handler block is the event before
+                # that block: replay pops such frames there, so the handler block is ours anyway)
                 skip_to = last[c] + 1
-                # An exceptional end inferred at the caller's handler block: that block is ours.
-                if (flags[c] & inferred_flag) != 0:
-                    skip_to = last[c]
             else:
                 seg_end = hi
                 skip_to = hi + 1
@@ -371,7 +376,7 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
             rec = np.zeros((2 * ((hi - lo) + len(L.parent) + 16), 3), np.int64)
             n_rec = 0
         k_next, n_rec, n_seq = _scan(
-            window.words, window.base, rows, k, first, last, end, flags, SYNTHETIC, Flag.INFERRED,
+            window.words, window.base, rows, k, first, last, end, flags, SYNTHETIC,
             m.method, m.page_base, m.b_method, m.b_bc, m.block_base, m.n_blocks,
             L.header_of, L.innermost, L.parent, L.in_body,
             sig, blocks, bc, exc, rec, n_rec, m.set_keys, m.set_stamps, m.open_entry, m.iters,
@@ -400,180 +405,530 @@ def _scan_thread(analysis: Analysis, thread: ThreadReplay, rows: np.ndarray, m: 
     return result
 
 
-class _RowBlocks:
-    """A stored call table's blocks read in ascending order, each decoded once and dropped when
-    the scan has passed it: ``first``, ``last``, ``flags``, ``method`` and, from the block alone,
-    ``parent`` and ``end``."""
+# ---------------------------------------------------------------------- every call of a method
 
-    NAMES = ("first", "last", "flags", "method")
+@dataclass
+class MethodCalls:
+    """The calls of one method on one thread, in row order: ``row``, ``first``, ``last``, ``flags``
+    and ``caller`` (the method of the call's parent, 0 at the top)."""
 
-    def __init__(self, calls, rows: np.ndarray) -> None:
-        self.stored = calls._stored
-        self.starts = np.asarray(self.stored.starts, np.int64)
-        self.blocks: dict[int, dict[str, np.ndarray]] = {}
-        self.scanned = rows               # the rows scanned (ascending), and their ends once read
-        self.ends = np.full(len(rows), -1, np.int64)
-
-    def block_of(self, row: int) -> int:
-        return int(np.searchsorted(self.starts, row, side="right")) - 1
-
-    def get(self, b: int) -> dict[str, np.ndarray]:
-        got = self.blocks.get(b)
-        if got is None:
-            lo, hi = int(self.starts[b]), int(self.starts[b + 1])
-            got = {name: self.stored.decode_rows(name, lo, hi) for name in self.NAMES}
-            got.update(self.stored.block_links(b))
-            self.blocks[b] = got
-            a, z = np.searchsorted(self.scanned, [lo, hi])
-            self.ends[a:z] = got["end"][self.scanned[a:z] - lo]
-        return got
-
-    def ends_of(self, i: int, j: int) -> np.ndarray:
-        """The ends of the scanned rows ``[i, j)`` (reading the blocks that hold them)."""
-        unknown = self.scanned[i:j][self.ends[i:j] < 0]
-        if len(unknown):
-            for b in np.unique(np.searchsorted(self.starts, unknown, side="right") - 1).tolist():
-                self.get(b)
-        return self.ends[i:j]
-
-    def rows(self, name: str, lo: int, hi: int) -> np.ndarray:
-        b0, b1 = self.block_of(lo), self.block_of(hi - 1)
-        parts = [self.get(b)[name] for b in range(b0, b1 + 1)]
-        whole = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        base = int(self.starts[b0])
-        return whole[lo - base:hi - base]
-
-    def forget_before(self, row: int) -> None:
-        b = self.block_of(row)
-        for old in [k for k in self.blocks if k < b]:
-            del self.blocks[old]
+    thread: ThreadReplay
+    row: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    flags: np.ndarray
+    caller: np.ndarray
 
 
-def _row_windows(calls, rows: np.ndarray):
-    """``(lo, rows - lo, columns, about)`` for groups of ``rows`` (ascending): ``columns`` are
-    ``first``, ``last``, ``end`` (local) and ``flags`` of rows ``[lo, stop)``, which hold the
-    group's subtrees, and ``about`` the group's own ``first``, ``last`` and callers (the method of
-    each call's parent, 0 at the top). A scan reads the blocks around the method's calls once
-    each, never the thread's whole columns (four of them are 7 GB on a 225 M-call thread).
-    Nested calls (recursion) share a group; groups hold about :data:`GROUP_ROWS` rows. One group
-    of whole columns when they are in memory already."""
-    if calls._stored is None or all(calls.is_decoded(n) for n in ("first", "last", "end", "flags", "parent")):
-        first, last = np.asarray(calls.first), np.asarray(calls.last)
-        parent = np.asarray(calls.parent, np.int64)[rows]
-        callers = np.zeros(len(rows), np.int64)
-        callers[parent >= 0] = np.asarray(calls.method)[parent[parent >= 0]]
-        columns = (first, last, np.asarray(calls.end), np.asarray(calls.flags))
-        yield 0, rows, columns, (first[rows], last[rows], callers)
-        return
-    blocks = _RowBlocks(calls, rows)
-    i, n = 0, len(rows)
-    while i < n:
-        lo = int(rows[i])
-        blocks.forget_before(lo)
-        # the rows before the limit, whose subtrees may push it further (nested calls)
-        limit = lo + GROUP_ROWS
-        while True:
-            j = max(int(np.searchsorted(rows, limit)), i + 1)
-            stop = int(blocks.ends_of(i, j).max())
-            if stop <= limit:
-                break
-            limit = stop
-        local = rows[i:j] - lo
-        first, last, end, flags = (blocks.rows(name, lo, stop) for name in ("first", "last", "end", "flags"))
-        parent = blocks.rows("parent", lo, stop)[local]
-        inside = parent >= lo
-        callers = np.zeros(len(local), np.int64)
-        callers[inside] = blocks.rows("method", lo, stop)[parent[inside] - lo]
-        before = parent[(parent >= 0) & ~inside]
-        if len(before):           # a parent in a block already passed
-            callers[(parent >= 0) & ~inside] = calls.values_at("method", before)
-        yield lo, local, (first, last, end.astype(np.int64) - lo, flags), (first[local], last[local], callers)
-        i = j
+# The sets of transitions of the open calls are tables indexed by transition (no hashing) when
+# they hold at most this many entries in all (a method's blocks plus 4, squared, per level of
+# recursion); else hashed.
+DIRECT_SETS = 1 << 22
+# Blocks of the call table read between two looks at ``cancelled`` and ``progress``.
+TABLE_BATCH = 64
+# Chunks of a stream decoded by one task of the pool.
+CHUNK_BATCH = 32
 
 
-def _rows_of_method(calls, method: int) -> np.ndarray:
-    """The rows of ``method``'s calls, reading the ``method`` column a block at a time."""
-    stored = calls._stored
-    if stored is None or calls.is_decoded("method"):
-        return np.flatnonzero(np.asarray(calls.method) == method).astype(np.int64)
-    starts = np.asarray(stored.starts, np.int64).tolist()
-    parts = [np.flatnonzero(calls.window("method", lo, hi, keep=False) == method).astype(np.int64) + lo
-             for lo, hi in zip(starts[:-1], starts[1:]) if hi > lo]
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
-
-
-def method_rows(analysis: Analysis, method: int) -> list[tuple[ThreadReplay, np.ndarray]]:
-    """The rows of every call of ``method``, per thread (threads without one left out)."""
+def method_calls(analysis: Analysis, method: int, threads: list[ThreadReplay] | None = None, pool=None,
+                 progress=None, cancelled=None) -> list[MethodCalls]:
+    """Every call of ``method`` per thread (threads without one left out), read from the call
+    table block by block (:func:`jbgui.model.store.rows_with`: a block without such a call
+    decodes only its ``method`` column), never as whole columns. ``progress(done, total)`` counts
+    blocks of the call table."""
     out = []
-    for thread in analysis.threads:
+    todo = []
+    for thread in (analysis.threads if threads is None else threads):
         if not len(thread.calls):
             continue
         summary = thread.call_summary
-        if method not in set(np.asarray(summary["method_ids"]).tolist()):
-            continue
-        rows = _rows_of_method(thread.calls, method)
-        if len(rows):
-            out.append((thread, rows))
+        if method in set(np.asarray(summary["method_ids"]).tolist()):
+            todo.append(thread)
+    total = sum(len(t.calls._stored.blocks) if t.calls._stored is not None else 1 for t in todo)
+    done = 0
+    for thread in todo:
+        calls = thread.calls
+        stored = calls._stored
+        if stored is None or all(calls.is_decoded(n) for n in ("first", "last", "flags", "method", "parent")):
+            rows = np.flatnonzero(np.asarray(calls.method) == method).astype(np.int64)
+            parent = np.asarray(calls.parent, np.int64)[rows]
+            caller = np.zeros(len(rows), np.int64)
+            caller[parent >= 0] = np.asarray(calls.method)[parent[parent >= 0]]
+            got = MethodCalls(thread, rows, np.asarray(calls.first, np.int64)[rows],
+                              np.asarray(calls.last, np.int64)[rows], np.asarray(calls.flags, np.int64)[rows], caller)
+            done += 1
+        else:
+            parts = []
+            n_blocks = len(stored.blocks)
+            for lo in range(0, n_blocks, TABLE_BATCH):
+                if cancelled is not None and cancelled():
+                    raise Cancelled()
+                if progress is not None:
+                    progress(done, total)
+                parts.append(SR.rows_with(stored, "method", method, range(lo, min(lo + TABLE_BATCH, n_blocks)), pool))
+                done += min(TABLE_BATCH, n_blocks - lo)
+            cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+            got = MethodCalls(thread, cat["row"], cat["first"], cat["last"], cat["flags"],
+                              np.maximum(cat["parent_value"], 0))
+        if len(got.row):
+            out.append(got)
     return out
 
 
-def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
-               selected: list[tuple[ThreadReplay, np.ndarray]] | None = None,
-               progress=None, cancelled=None) -> CallScan:
-    """Signatures, own blocks and bytecodes, and loop entries of every call of ``method``
-    (or of the ``selected`` rows per thread). ``progress(done, total)`` counts calls;
-    ``cancelled()`` returning True stops with :class:`Cancelled`."""
-    m = _Method(analysis, method, loops)
-    parts = selected if selected is not None else method_rows(analysis, method)
-    threads, rows, sigs, blocks, bcs, excs, lcall, lid, liters = [], [], [], [], [], [], [], [], []
-    firsts, lasts, callers = [], [], []
-    skipped = 0
+@numba.njit(cache=True, nogil=True)
+def _own_words(words, base, pages, page_block, n_blocks, out_ev, out_b, k):  # pragma: no cover - numba
+    """The BLOCK words of one method in ``words`` (events ``base`` onwards): its pages
+    ``pages``, page ``j``'s first block being ``page_block[j]`` of the method's ``n_blocks``.
+    Appends each word's event and local block to ``out_ev``/``out_b`` from ``k``; returns the new
+    length."""
+    n_pages = len(pages)
+    if n_pages == 1:
+        want = (np.int64(_BLOCK) << (_TYPE_SHIFT - _METHOD_SHIFT)) | pages[0]
+        b0 = page_block[0]
+        for i in range(len(words)):
+            w = np.int64(words[i])
+            if (w >> _METHOD_SHIFT) == want:
+                b = b0 + (w & _INDEX_MASK)
+                if b < n_blocks:
+                    out_ev[k] = base + i
+                    out_b[k] = b
+                    k += 1
+        return k
+    for i in range(len(words)):
+        w = np.int64(words[i])
+        if (w >> _TYPE_SHIFT) != _BLOCK:
+            continue
+        page = (w >> _METHOD_SHIFT) & _PAGE_MASK
+        for j in range(n_pages):
+            if page == pages[j]:
+                b = page_block[j] + (w & _INDEX_MASK)
+                if b < n_blocks:
+                    out_ev[k] = base + i
+                    out_b[k] = b
+                    k += 1
+                break
+    return k
+
+
+@numba.njit(cache=True, nogil=True)
+def _nesting(first, last, flags, synthetic_mask):  # pragma: no cover - numba
+    """The deepest nesting of a method's calls in one another (1 without recursion), as
+    :func:`_attribute`'s stack holds them."""
+    stack = np.empty(len(first) + 1, np.int64)
+    sp = 0
+    deepest = 1
+    for k in range(len(first)):
+        if flags[k] & synthetic_mask:
+            continue
+        while sp > 0 and last[stack[sp - 1]] < first[k]:
+            sp -= 1
+        stack[sp] = k
+        sp += 1
+        if sp > deepest:
+            deepest = sp
+    return deepest
+
+
+# _attribute's state: where it stopped in the events, the next call to open, the stack's depth,
+# loop records and sequence steps written, events outside every call.
+_POS, _NEXT, _SP, _NREC, _NSEQ, _ORPHANS = range(6)
+_DONE, _REC_FULL, _SEQ_FULL = 0, 1, 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _attribute(evs, bs, final, first, last, flags, synthetic_mask, b_bc, n_blocks,
+               header_of, innermost, lparent, in_body,
+               state, stack, lv, lv_sig, lv_loop, set_keys, set_stamps, direct, stamp0,
+               out, out_sig, rec, margin, want, seq):  # pragma: no cover - numba
+    """Give each of a method's BLOCK words (events ``evs``, local blocks ``bs``, ascending) to
+    the innermost of the method's calls (``first``/``last``/``flags`` in row order) running at
+    its event, as calls open and end around it, and keep per call its path signature
+    (``out_sig``: the set of distinct transitions, entry and exit included), own blocks, own
+    bytecodes and exceptional end (``out``) and loop entries (``rec``: call, loop, iterations),
+    as :func:`_scan` does; with ``want[k]``, call ``k``'s steps go to ``seq`` (call, block).
+    Open calls form a stack whose levels keep each call's state (``lv``: previous block, own
+    blocks, own bytecodes; ``lv_sig``; ``lv_loop``: each loop's open entry, then its
+    iterations), so a recursive call's words interleave freely with its caller's. Each turn of
+    the loop does one thing: close the top call (it ended before the next call opens or the next
+    word), open the next call, or give the next word away. ``final``: no words follow, every
+    call is opened and closed. Resumable: returns ``_REC_FULL`` or ``_SEQ_FULL`` when a buffer is
+    nearly full (``state`` says where it stopped), else ``_DONE``."""
+    n_calls = len(first)
+    n_loops = len(lparent)
+    n_ev = len(evs)
+    big = np.int64(1) << 62
+    width = n_blocks + 4
+    while True:
+        pos = state[_POS]
+        if pos < n_ev:
+            ev = evs[pos]
+        elif final:
+            ev = big
+        else:
+            return _DONE
+        if state[_NREC] + margin > len(rec):
+            return _REC_FULL
+        if state[_NSEQ] + 1 > len(seq):
+            return _SEQ_FULL
+        sp = state[_SP]
+        nxt = state[_NEXT]
+        until = ev
+        if nxt < n_calls and first[nxt] < until:
+            until = first[nxt]
+        if sp > 0 and last[stack[sp - 1]] < until:
+            # close the top call: its exit, its loops still open
+            lvl = sp - 1
+            k = stack[lvl]
+            exc = 1 if (flags[k] & 1) != 0 else 0
+            key = (lv[lvl, 0] + 4) * width + (4 + (EXIT_EXCEPTION if exc else EXIT_NORMAL))
+            sig = lv_sig[lvl]
+            if direct:
+                if set_stamps[lvl, key] != stamp0 + k + 1:
+                    sig += _mix(key)
+            elif not _seen(set_keys[lvl], set_stamps[lvl], stamp0 + k + 1, key):
+                sig += _mix(key)
+            for L in range(n_loops):
+                if lv_loop[lvl, L]:
+                    n = state[_NREC]
+                    rec[n, 0] = k
+                    rec[n, 1] = L
+                    rec[n, 2] = lv_loop[lvl, n_loops + L]
+                    state[_NREC] = n + 1
+            out_sig[k] = sig
+            out[k, 0] = lv[lvl, 1]
+            out[k, 1] = lv[lvl, 2]
+            out[k, 2] = exc
+            state[_SP] = lvl
+            continue
+        if nxt < n_calls and first[nxt] <= ev:
+            k = nxt
+            state[_NEXT] = nxt + 1
+            if flags[k] & synthetic_mask:
+                # a call whose callee never started: no block of its own
+                exc = 1 if (flags[k] & 1) != 0 else 0
+                out_sig[k] = _mix(3 * width + (4 + (EXIT_EXCEPTION if exc else EXIT_NORMAL)))
+                out[k, 0] = 0
+                out[k, 1] = 0
+                out[k, 2] = exc
+            else:
+                stack[sp] = k
+                lv[sp, 0] = -1
+                lv[sp, 1] = 0
+                lv[sp, 2] = 0
+                lv_sig[sp] = np.uint64(0)
+                for L in range(2 * n_loops):
+                    lv_loop[sp, L] = 0
+                state[_SP] = sp + 1
+            continue
+        if pos >= n_ev:
+            return _DONE          # final: every call opened and closed
+        state[_POS] = pos + 1
+        if sp == 0:
+            state[_ORPHANS] += 1
+            continue
+        lvl = sp - 1
+        k = stack[lvl]
+        b = bs[pos]
+        prev = lv[lvl, 0]
+        lv[lvl, 1] += 1
+        lv[lvl, 2] += b_bc[b]
+        key = (prev + 4) * width + b + 4
+        if direct:
+            if set_stamps[lvl, key] != stamp0 + k + 1:
+                set_stamps[lvl, key] = stamp0 + k + 1
+                lv_sig[lvl] += _mix(key)
+        elif not _seen(set_keys[lvl], set_stamps[lvl], stamp0 + k + 1, key):
+            lv_sig[lvl] += _mix(key)
+        if n_loops:
+            # leaving loops: those containing prev but not b
+            if prev >= 0:
+                L = innermost[prev]
+                while L >= 0:
+                    if not in_body[L, b] and lv_loop[lvl, L]:
+                        n = state[_NREC]
+                        rec[n, 0] = k
+                        rec[n, 1] = L
+                        rec[n, 2] = lv_loop[lvl, n_loops + L]
+                        state[_NREC] = n + 1
+                        lv_loop[lvl, L] = 0
+                    L = lparent[L]
+            L = header_of[b]
+            if L >= 0:
+                if prev >= 0 and in_body[L, prev] and lv_loop[lvl, L]:
+                    lv_loop[lvl, n_loops + L] += 1            # a back edge
+                else:
+                    if lv_loop[lvl, L]:
+                        n = state[_NREC]
+                        rec[n, 0] = k
+                        rec[n, 1] = L
+                        rec[n, 2] = lv_loop[lvl, n_loops + L]
+                        state[_NREC] = n + 1
+                    lv_loop[lvl, L] = 1
+                    lv_loop[lvl, n_loops + L] = 0
+        if want[k]:
+            n = state[_NSEQ]
+            seq[n, 0] = k
+            seq[n, 1] = b
+            state[_NSEQ] = n + 1
+        lv[lvl, 0] = b
+
+
+class _Attribution:
+    """:func:`_attribute`'s buffers and state for the calls of one method on one thread."""
+
+    def __init__(self, m: _Method, calls: MethodCalls, stamp0: int, want: np.ndarray | None = None):
+        self.m = m
+        self.calls = calls
+        n = len(calls.row)
+        self.first = np.ascontiguousarray(calls.first, np.int64)
+        self.last = np.ascontiguousarray(calls.last, np.int64)
+        self.flags = np.ascontiguousarray(calls.flags, np.int64)
+        levels = int(_nesting(self.first, self.last, self.flags, SYNTHETIC)) + 1
+        n_loops = len(m.loops.parent)
+        self.state = np.zeros(6, np.int64)
+        self.stack = np.zeros(levels, np.int64)
+        self.lv = np.zeros((levels, 3), np.int64)
+        self.lv_sig = np.zeros(levels, np.uint64)
+        self.lv_loop = np.zeros((levels, 2 * max(n_loops, 1)), np.int64)
+        keys = (m.n_blocks + 4) ** 2
+        self.direct = keys * levels <= DIRECT_SETS
+        if self.direct:
+            self.set_keys = np.zeros((1, 1), np.int64)
+            self.set_stamps = np.zeros((levels, keys), np.int64)
+        else:
+            size = len(m.set_keys)
+            self.set_keys = np.zeros((levels, size), np.int64)
+            self.set_stamps = np.zeros((levels, size), np.int64)
+        self.stamp0 = stamp0
+        self.sig = np.zeros(n, np.uint64)
+        self.out = np.zeros((n, 3), np.int64)      # own blocks, own bytecodes, exceptional
+        # room kept in the loop records for one step: every open call closing every loop
+        self.margin = (levels + 2) * (n_loops + 1)
+        self.rec = np.zeros((max(1 << 16, 4 * self.margin), 3), np.int64)
+        self.recs: list[np.ndarray] = []
+        self.want = np.zeros(n, np.bool_) if want is None else want
+        self.seq = np.zeros((1 << 16 if want is not None and want.any() else 1, 2), np.int64)
+        self.seqs: list[np.ndarray] = []
+        self.b_bc = np.ascontiguousarray(m.b_bc[m.block_base:m.block_base + m.n_blocks])
+
+    def feed(self, evs: np.ndarray, bs: np.ndarray, final: bool = False) -> None:
+        """The method's words of the next events (ascending), or ``final`` after the last."""
+        L = self.m.loops
+        self.state[_POS] = 0
+        while True:
+            status = _attribute(evs, bs, final, self.first, self.last, self.flags, SYNTHETIC, self.b_bc,
+                                self.m.n_blocks, L.header_of, L.innermost, L.parent, L.in_body,
+                                self.state, self.stack, self.lv, self.lv_sig, self.lv_loop, self.set_keys,
+                                self.set_stamps, self.direct, self.stamp0, self.out, self.sig, self.rec,
+                                self.margin, self.want, self.seq)
+            if status == _REC_FULL:
+                self.recs.append(self.rec[:self.state[_NREC]].copy())
+                self.state[_NREC] = 0
+            elif status == _SEQ_FULL:
+                self.seqs.append(self.seq[:self.state[_NSEQ]].copy())
+                self.seq = np.zeros((2 * len(self.seq), 2), np.int64)
+                self.state[_NSEQ] = 0
+            else:
+                return
+
+    @property
+    def blocks(self) -> np.ndarray:
+        return self.out[:, 0]
+
+    @property
+    def bc(self) -> np.ndarray:
+        return self.out[:, 1]
+
+    @property
+    def exc(self) -> np.ndarray:
+        return self.out[:, 2].astype(np.int8)
+
+    def loops(self) -> np.ndarray:
+        """The loop records by call (a recursive call's are written between its caller's), each
+        call's in the order its loops ended."""
+        recs = np.concatenate(self.recs + [self.rec[:self.state[_NREC]]])
+        return recs[np.argsort(recs[:, 0], kind="stable")]
+
+    def steps(self) -> np.ndarray:
+        parts = self.seqs + [self.seq[:self.state[_NSEQ]]]
+        return np.concatenate(parts) if parts else np.zeros((0, 2), np.int64)
+
+
+def _chunk_groups(index, firsts: np.ndarray, lasts: np.ndarray) -> list[np.ndarray]:
+    """The chunks of a stream holding an event of one of the calls, in groups of consecutive
+    needed chunks of at most :data:`CHUNK_BATCH` (one task of the pool each)."""
+    needed = _needed(index, firsts, lasts)
+    if needed is None:
+        return []
+    chunks = np.flatnonzero(needed)
+    if not len(chunks):
+        return []
+    cut = np.flatnonzero(np.diff(chunks) != 1) + 1
+    groups = []
+    for run in np.split(chunks, cut):
+        groups.extend(run[i:i + CHUNK_BATCH] for i in range(0, len(run), CHUNK_BATCH))
+    return groups
+
+
+def _words_of(m: _Method, pages: np.ndarray, page_block: np.ndarray):
+    """A pool task: the method's BLOCK words of a group of consecutive chunks (events, local
+    blocks, events decoded), the group's payloads read at once."""
+    def task(args):
+        path, index, group = args
+        c0, c1 = int(group[0]), int(group[-1])
+        start = int(index.offset[c0])
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(int(index.offset[c1]) + int(index.length[c1]) - start)
+        counts = index.count[group]
+        out_ev = np.empty(int(counts.max()) if len(counts) else 0, np.int64)
+        out_b = np.empty(len(out_ev), np.int64)
+        evs, bs, decoded = [], [], 0
+        for c in group.tolist():
+            at = int(index.offset[c]) - start
+            payload = data[at:at + int(index.length[c])]
+            words = decode_payload(payload, index.codec[c], index.filter[c], int(index.count[c]), copy=False)
+            k = _own_words(words, int(index.first[c]), pages, page_block, m.n_blocks, out_ev, out_b, 0)
+            if k:
+                evs.append(out_ev[:k].copy())
+                bs.append(out_b[:k].copy())
+            decoded += len(words)
+        return (np.concatenate(evs) if evs else np.zeros(0, np.int64),
+                np.concatenate(bs) if bs else np.zeros(0, np.int64), decoded)
+    return task
+
+
+def _pages(analysis: Analysis, m: _Method) -> tuple[np.ndarray, np.ndarray]:
+    """The block pages of the method's words and the local block each page starts at."""
+    base = m.page_base
+    pages = np.flatnonzero((base >= m.block_base) & (base < m.block_base + m.n_blocks)).astype(np.int64)
+    return pages, (base[pages] - m.block_base).astype(np.int64)
+
+
+def _attribute_thread(analysis: Analysis, m: _Method, calls: MethodCalls, stamp0: int, pool,
+                      want: np.ndarray | None = None, progress=None, cancelled=None) -> tuple[_Attribution, int]:
+    """Decode the chunks holding ``calls`` (only those of calls in ``want`` when given), give
+    the method's words to its calls; returns the attribution and the events decoded."""
+    att = _Attribution(m, calls, stamp0, want)
+    index = stream_index(analysis, calls.thread)
+    sel = slice(None) if want is None else want
+    groups = _chunk_groups(index, att.first[sel], att.last[sel])
+    pages, page_block = _pages(analysis, m)
     decoded = 0
-    offset = 0
+    if m.n_blocks and len(pages):
+        task = _words_of(m, pages, page_block)
+        jobs = [(index.path, index, g) for g in groups]
+        results = pool.map(task, jobs) if pool is not None else map(task, jobs)
+        try:
+            for i, (evs, bs, n) in enumerate(results):
+                if cancelled is not None and cancelled():
+                    raise Cancelled()
+                if progress is not None:
+                    progress(i, len(jobs))
+                att.feed(evs, bs)
+                decoded += n
+        finally:
+            if hasattr(results, "close"):
+                results.close()
+    att.feed(np.zeros(0, np.int64), np.zeros(0, np.int64), final=True)
+    return att, decoded
+
+
+def scan_calls(analysis: Analysis, method: int, loops: LoopTables | None = None,
+               threads: list[ThreadReplay] | None = None, progress=None, cancelled=None) -> CallScan:
+    """Signatures, own blocks and bytecodes, and loop entries of every call of ``method`` (on
+    ``threads``, default all). Reads the call table block by block (:func:`method_calls`) and
+    only the stream chunks that hold the method's calls, decoded two at a time; the method's
+    BLOCK words are picked out by a kernel and given to the innermost of its calls running
+    there (:func:`_attribute`): no per-event Python, no window of the thread's events, no
+    whole column. ``progress(done, total)`` counts calls; ``cancelled()`` returning True stops
+    with :class:`Cancelled`."""
+    m = _Method(analysis, method, loops)
+    parts = []
+    # progress in calls, known before the table is read (the call summary counts them): the
+    # table's blocks make the first part of the way, the stream's chunks the rest
+    expected = 0
+    for thread in (analysis.threads if threads is None else threads):
+        if len(thread.calls):
+            summary = thread.call_summary
+            ids = np.asarray(summary["method_ids"])
+            expected += int(np.asarray(summary["method_calls"])[ids == method].sum())
+    expected = max(expected, 1)
+    table_share = 0.3
+
+    def table_progress(done, total):
+        if progress is not None:
+            progress(int(expected * table_share * done / max(total, 1)), expected)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        total = sum(len(r) for _t, r in parts)
+        per_thread = method_calls(analysis, method, threads, pool, table_progress, cancelled)
+        total = sum(len(c.row) for c in per_thread)
         done = 0
+        stamp0 = 0
+        for calls in per_thread:
+            report = None if progress is None else \
+                (lambda i, n, base=done, size=len(calls.row):
+                 progress(int(expected * (table_share + (1 - table_share) * (base + size * i / max(n, 1))
+                                          / max(total, 1))), expected))
+            att, decoded = _attribute_thread(analysis, m, calls, stamp0, pool, progress=report, cancelled=cancelled)
+            parts.append((calls, att, decoded))
+            stamp0 += len(calls.row)
+            done += len(calls.row)
+    if progress is not None:
+        progress(expected, expected)
 
-        def windows():
-            for thread, trows in parts:
-                events = _Window(stream_index(analysis, thread), None)
-                for lo, wrows, columns, about in _row_windows(thread.calls, np.sort(trows)):
-                    events.needed = _needed(events.index, about[0], about[1])
-                    yield thread, events, lo, wrows, columns, about
+    def cat(arrays, dtype):
+        return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
+    offsets = np.cumsum([0] + [len(c.row) for c, _a, _d in parts])
+    recs = [a.loops() for _c, a, _d in parts]
+    lcall = [r[:, 0] + off for r, off in zip(recs, offsets)]
+    return CallScan(cat([np.full(len(c.row), c.thread.index) for c, _a, _d in parts], np.int64),
+                    cat([c.row for c, _a, _d in parts], np.int64),
+                    cat([a.sig for _c, a, _d in parts], np.uint64), cat([a.blocks for _c, a, _d in parts], np.int64),
+                    cat([a.bc for _c, a, _d in parts], np.int64), cat([a.exc for _c, a, _d in parts], np.int8),
+                    cat(lcall, np.int64), cat([r[:, 1] for r in recs], np.int64), cat([r[:, 2] for r in recs], np.int64),
+                    0, int(sum(d for _c, _a, d in parts)),
+                    first=cat([c.first for c, _a, _d in parts], np.int64),
+                    last=cat([c.last for c, _a, _d in parts], np.int64),
+                    caller=cat([c.caller for c, _a, _d in parts], np.int64),
+                    flags=cat([c.flags for c, _a, _d in parts], np.int64),
+                    orphans=int(sum(a.state[_ORPHANS] for _c, a, _d in parts)))
 
-        for thread, events, lo, wrows, columns, about in windows():
-            report = None if progress is None else (lambda k, _n, base=done: progress(base + k, total))
-            sig, nb, bc, exc, loops_rec, skip, dec = _scan_thread(analysis, thread, wrows, m, pool,
-                                                                  progress=report, cancelled=cancelled,
-                                                                  columns=columns, window=events,
-                                                                  stamp0=done)
-            done += len(wrows)
-            keep = ~skip
-            index = np.cumsum(keep) - 1
-            skipped += int(skip.sum())
-            decoded += dec
-            threads.append(np.full(int(keep.sum()), thread.index, np.int64))
-            rows.append(wrows[keep] + lo)
-            sigs.append(sig[keep])
-            blocks.append(nb[keep])
-            bcs.append(bc[keep])
-            excs.append(exc[keep])
-            firsts.append(about[0][keep])
-            lasts.append(about[1][keep])
-            callers.append(about[2][keep])
-            if len(loops_rec):
-                lr = loops_rec[keep[loops_rec[:, 0]]]
-                lcall.append(index[lr[:, 0]] + offset)
-                lid.append(lr[:, 1])
-                liters.append(lr[:, 2])
-            offset += int(keep.sum())
 
-    def cat(parts_, dtype):
-        return np.concatenate(parts_).astype(dtype) if parts_ else np.zeros(0, dtype)
-    return CallScan(cat(threads, np.int64), cat(rows, np.int64), cat(sigs, np.uint64), cat(blocks, np.int64),
-                    cat(bcs, np.int64), cat(excs, np.int8), cat(lcall, np.int64), cat(lid, np.int64),
-                    cat(liters, np.int64), skipped, decoded, first=cat(firsts, np.int64), last=cat(lasts, np.int64),
-                    caller=cat(callers, np.int64))
+def call_sequences(analysis: Analysis, method: int, scan: CallScan, which: np.ndarray) -> list[np.ndarray]:
+    """The own blocks in order (local indices) of the calls ``which`` (indices into ``scan``'s
+    calls), from the stream chunks holding them alone (:func:`scan_calls`' attribution run again
+    for those calls and the method's calls nested in them)."""
+    m = _Method(analysis, method, None)
+    out: list[np.ndarray] = [np.zeros(0, np.int64)] * len(which)
+    which = np.asarray(which, np.int64)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for index in np.unique(scan.thread[which]).tolist():
+            on = np.flatnonzero(scan.thread == index)
+            mine = np.flatnonzero(scan.thread[which] == index)
+            wanted = np.unique(which[mine])
+            # the wanted calls and the method's calls nested in them (which take their own words):
+            # calls in row order nest after their caller, up to its last event
+            first, last = scan.first[on], scan.last[on]
+            lo = wanted - int(on[0])
+            hi = np.searchsorted(first, last[lo], side="right")
+            cover = np.zeros(len(on) + 1, np.int64)
+            np.add.at(cover, lo, 1)
+            np.add.at(cover, hi, -1)
+            take = np.flatnonzero(np.cumsum(cover[:-1]) > 0)
+            sub = on[take]
+            thread = analysis.thread(index)
+            calls = MethodCalls(thread, scan.row[sub], scan.first[sub], scan.last[sub], scan.flags[sub],
+                                scan.caller[sub])
+            want = np.isin(sub, wanted)
+            att, _decoded = _attribute_thread(analysis, m, calls, 0, pool, want=want)
+            steps = att.steps()
+            steps = steps[np.argsort(steps[:, 0], kind="stable")]
+            k = np.searchsorted(sub, which[mine])        # each wanted call's index among these
+            bounds = np.searchsorted(steps[:, 0], k, side="left")
+            ends = np.searchsorted(steps[:, 0], k, side="right")
+            for i, a, z in zip(mine.tolist(), bounds.tolist(), ends.tolist()):
+                out[i] = steps[a:z, 1].copy()
+    return out
 
 
 @dataclass

@@ -192,12 +192,13 @@ def _own_block_before(analysis, thread, row: int, event: int) -> int:
     return -1
 
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4      # 4: the block each unwound frame left (unwound_blocks), part of the group
 
 
 def grouped(analysis: Analysis, chains: list[ExceptionChain] | None = None, use_cache: bool = True) -> list[dict]:
     """The ``jbtrace exceptions`` rows: chains grouped by type, throw site, the unwound methods
-    and catch site, most frequent first. Without ``chains``, kept beside the analysis cache
+    with the block each left (``unwound_blocks``, -1 unknown) and catch site, most frequent
+    first. Without ``chains``, kept beside the analysis cache
     (following every exception reads a little of the stream around each)."""
     if chains is None:
         directory = analysis.cache_dir / "blockviews" if use_cache else None
@@ -217,17 +218,19 @@ def _group(analysis: Analysis, chains: list[ExceptionChain]) -> list[dict]:
     groups: dict[tuple, dict] = {}
     for c in chains:
         unwound = [display_name(st, m) if m else "?" for _r, m, _b in c.unwound]
+        left = [int(b) for _r, _m, b in c.unwound]
         if c.catch_row == CATCH_UNCAUGHT:
             caught = None
         elif c.catch_row == CATCH_CLASS_INIT:
             caught = "<class initialization>"
         else:
             caught = display_name(st, c.caught_in) if c.caught_in else "?"
-        key = (c.type, c.thrown_in, c.throw_block, tuple(unwound), caught, c.handler_block)
+        key = (c.type, c.thrown_in, c.throw_block, tuple(unwound), tuple(left), caught, c.handler_block)
         g = groups.get(key)
         if g is None:
             g = groups[key] = {"type": c.type, "thrown_in": display_name(st, c.thrown_in) if c.thrown_in else "?",
-                               "throw_block": c.throw_block, "unwound": unwound, "caught_in": caught,
+                               "throw_block": c.throw_block, "unwound": unwound, "unwound_blocks": left,
+                               "caught_in": caught,
                                "handler_block": c.handler_block if c.catch_row >= 0 else None,
                                "ignored": c.ignored, "count": 0, "example": f"{c.thread}:{c.throw_row}"}
         g["count"] += 1

@@ -154,6 +154,14 @@ def _block_views(analysis) -> None:
     method = int(st.b_method[int(np.argmax(counts))])
     cfg.method_cfg(analysis, method)
     method_profile.method_profile(analysis, method)
+    # the table read block by block (earlier steps may have decoded the whole columns, which the
+    # profile then uses), and the attribution with its sequences
+    from jbgui.model import store_rows
+    for t in analysis.threads:
+        if t.calls._stored is not None and len(t.calls):
+            store_rows.rows_with(t.calls._stored, "method", method)
+    scan = block_paths.scan_calls(analysis, method, cfg.method_cfg(analysis, method).loop_tables())
+    block_paths.call_sequences(analysis, method, scan, np.arange(min(len(scan.row), 3)))
     for t in analysis.threads:
         rows = np.flatnonzero(np.asarray(t.calls.method) == method)
         if len(rows):

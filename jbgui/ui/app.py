@@ -2,6 +2,7 @@
 
     jbgui [TRACE_DIR]
     jbgui TRACE_DIR --screenshot FILE.png [--view summary|timeline|calltree|method] [--select THREAD:ROW]
+    jbgui TRACE_DIR --screenshot FILE.png --view cfg|path|variants|loops|exceptions|discovery [--select ...]
 
 ``--screenshot`` opens the trace, renders the main window once everything is drawn, saves it
 and exits (status 0; 2 when the trace cannot be opened, with the reason on stderr), so that a
@@ -18,7 +19,7 @@ from pathlib import Path
 
 BAD_INPUT = 2
 ICON = Path(__file__).resolve().parent / "icons" / "jbgui.svg"
-VIEWS = ("summary", "timeline", "calltree", "method")
+VIEWS = ("summary", "timeline", "calltree", "method", "cfg", "path", "variants", "loops", "exceptions", "discovery")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--screenshot", metavar="FILE.png", type=Path,
                         help="render the window on TRACE_DIR into FILE.png and exit")
     parser.add_argument("--view", choices=VIEWS, default="timeline",
-                        help="with --screenshot: the view in front (default timeline)")
+                        help="with --screenshot: the view in front (default timeline); a block view (cfg, path, "
+                             "variants, loops, exceptions, discovery) is shown alone, at the window's size")
     parser.add_argument("--select", metavar="THREAD:ROW",
                         help="select a call first: thread name or index, and its row (or a method name "
                              "as THREAD:Class.method to select its first call)")
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 def _screenshot(app, window, args) -> int:
     from PySide6.QtCore import QEventLoop, QTimer
 
-    from jbgui.ui.screenshot import prepare_view
+    from jbgui.ui.screenshot import prepare_view, target
 
     outcome: dict[str, object] = {}
     loop = QEventLoop()
@@ -109,7 +111,7 @@ def _screenshot(app, window, args) -> int:
     for _ in range(5):
         app.processEvents()
     args.screenshot.parent.mkdir(parents=True, exist_ok=True)
-    if not window.grab().save(str(args.screenshot)):
+    if not target(window, args.view).grab().save(str(args.screenshot)):
         print(f"jbgui: error: cannot write {args.screenshot}", file=sys.stderr)
         return BAD_INPUT
     print(f"jbgui: wrote {args.screenshot}", file=sys.stderr)

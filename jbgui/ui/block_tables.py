@@ -36,7 +36,9 @@ class RowsTable(QTableWidget):
         self.payloads: list = []
 
     def fill(self, rows: list[tuple], payloads: list | None = None, numeric: set[int] = frozenset(),
-             tips: list[str] | None = None) -> None:
+             tips: list[str] | None = None, widest: dict[int, int] | None = None) -> None:
+        """``widest``: the widest a column may be fitted to (default 420 pixels); the last column
+        takes what is left."""
         self.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
@@ -49,7 +51,7 @@ class RowsTable(QTableWidget):
         self.payloads = list(payloads or [None] * len(rows))
         self.resizeColumnsToContents()
         for c in range(self.columnCount() - 1):
-            self.setColumnWidth(c, min(self.columnWidth(c), 420))
+            self.setColumnWidth(c, min(self.columnWidth(c), (widest or {}).get(c, 420)))
 
     def payload(self, row: int):
         return self.payloads[row] if 0 <= row < len(self.payloads) else None

@@ -52,12 +52,28 @@ class GraphView(QGraphicsView):
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.fitted = False       # showing the whole graph as fit() left it (no zoom since)
+
+    def fit(self) -> None:
+        """The whole graph in view, at most 1.6 times its size."""
+        self.resetTransform()
+        self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.transform().m11() > 1.6:
+            self.resetTransform()
+            self.scale(1.6, 1.6)
+        self.fitted = True
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.fitted:           # the view changed size (the dock, a title wrapping): fit again
+            self.fit()
 
     def wheelEvent(self, event) -> None:
         factor = 1.2 ** (event.angleDelta().y() / 120)
         scale = self.transform().m11() * factor
         if 0.05 <= scale <= 8:
             self.scale(factor, factor)
+            self.fitted = False
         event.accept()
 
 
@@ -183,7 +199,9 @@ class CfgView(QWidget):
         self.cfg = cfg
         self.layout_ = lay
         scope = f"call {cfg.call}" if cfg.call else "whole run"
-        self.title.setText(f"<b>{cfg.name}</b> — {cfg.n_blocks} blocks, {len(cfg.loops)} loops "
+        loops = len(cfg.loops)
+        self.title.setText(f"<b>{cfg.name}</b> — {cfg.n_blocks} block{'s' if cfg.n_blocks != 1 else ''}, "
+                           f"{loops} loop{'s' if loops != 1 else ''} "
                            f"({scope}); dashed grey: never run / never taken, red dotted: exception, "
                            f"blue: loop back edge")
         self.draw()
@@ -272,11 +290,7 @@ class CfgView(QWidget):
             label.setPos(box.x - fit * r.width() / 2, box.y - fit * r.height() / 2)
             self.items[b] = item
         self.scene.setSceneRect(QRectF(-10, -10, lay.width + 20, lay.height + 20))
-        self.view.resetTransform()
-        self.view.fitInView(self.scene.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
-        if self.view.transform().m11() > 1.6:
-            self.view.resetTransform()
-            self.view.scale(1.6, 1.6)
+        self.view.fit()
         if self.selected_block >= 0:
             self.highlight(self.selected_block)
 

@@ -10,7 +10,10 @@ from jbgui.model.exception_flow import grouped
 from jbgui.ui.block_tables import Latest, RowsTable, short_class, short_method
 from jbgui.ui.selection import CallRef, Selection
 
-HEADERS = ["count", "type", "thrown in", "caught in", "ignored", "unwound frames"]
+# As the exception went: thrown, the frames it then unwound (each with the block it left), caught.
+HEADERS = ["count", "type", "thrown in", "then unwound", "caught in", "ignored"]
+# Fitted widths at most (pixels): the chain gets the most room, the last column the rest.
+WIDEST = {1: 300, 2: 300, 3: 420, 4: 300}
 
 
 class ExceptionsView(QWidget):
@@ -53,12 +56,14 @@ class ExceptionsView(QWidget):
         self.title.setText(f"{total:,} exceptions in {len(rows)} flows (throw site → unwound frames → catch "
                            "site); double-click: select the throwing call")
         self.table.fill([(f"{r['count']:,}", short_class(r["type"]), f"{_short(r['thrown_in'])} #{r['throw_block']}",
+                          _chain(r, _short, after_thrower=True) or ("—" if r["unwound"] else "(caught where thrown)"),
                           f"{_short(r['caught_in'])} #{r['handler_block']}" if r["caught_in"] else "uncaught",
-                          "caught and ignored" if r["ignored"] else "",
-                          " → ".join(_short(m) for m in r["unwound"]) or "(none: caught in the same frame)")
+                          "caught and ignored" if r["ignored"] else "")
                          for r in rows], [r["example"] for r in rows], numeric={0},
-                        tips=[f"{r['type']}\nthrown in {r['thrown_in']}\ncaught in {r['caught_in'] or '(uncaught)'}"
-                              for r in rows])
+                        tips=[f"{r['type']}\nthrown in {r['thrown_in']} #{r['throw_block']}\nunwound "
+                              f"{_chain(r, str) or '(no frame)'}\ncaught in "
+                              f"{(r['caught_in'] + ' #' + str(r['handler_block'])) if r['caught_in'] else '(uncaught)'}"
+                              for r in rows], widest=WIDEST)
 
     def _activate(self, row: int, _column: int) -> None:
         example = self.table.payload(row)
@@ -66,6 +71,13 @@ class ExceptionsView(QWidget):
             thread, call = map(int, example.split(":"))
             if call >= 0:
                 self.selection.select_call(CallRef(thread, call), self)
+
+
+def _chain(row: dict, name, after_thrower: bool = False) -> str:
+    """``A #3 → B #0``: the frames unwound with the block each left (``after_thrower``: those
+    after the throwing frame, which the "thrown in" column shows)."""
+    pairs = list(zip(row["unwound"], row.get("unwound_blocks", [])))
+    return " → ".join(f"{name(m)} #{b}" for m, b in pairs[1 if after_thrower else 0:])
 
 
 def _short(method: str) -> str:

@@ -1,5 +1,7 @@
 """Put the main window in a given state for ``jbgui --screenshot``: which view is in front,
-which call is selected, how far the timeline is zoomed."""
+which call is selected, how far the timeline is zoomed. A block view (``cfg``, ``path``,
+``variants``, ``loops``, ``exceptions``, ``discovery``) is shown in its dock, floated to the
+window's size: :func:`target` is then what the screenshot shows."""
 
 from __future__ import annotations
 
@@ -28,8 +30,18 @@ def find_call(window, spec: str) -> CallRef | None:
     return CallRef(thread.index, int(rows[0])) if len(rows) else None
 
 
+BLOCK_VIEWS = ("cfg", "path", "variants", "loops", "exceptions", "discovery")
+
+
+def target(window, view: str):
+    """The widget a screenshot of ``view`` shows: the block views' dock, or the whole window."""
+    return window.block_views.dock if view in BLOCK_VIEWS else window
+
+
 def prepare_view(window, view: str, select: str | None, zoom: float | None) -> str | None:
     """Arrange ``window``; returns a problem to report, or None."""
+    if view in BLOCK_VIEWS:
+        return _block_view(window, view, select)
     if select:
         ref = find_call(window, select)
         if ref is None:
@@ -55,4 +67,26 @@ def prepare_view(window, view: str, select: str | None, zoom: float | None) -> s
     window.tabs.setCurrentWidget(window.summary if view == "summary" else window.timeline)
     if select and view != "summary" and window.selection.call is not None:
         window.timeline.reveal(window.selection.call)
+    return None
+
+
+def _block_view(window, view: str, select: str | None) -> str | None:
+    """One block view in front, its dock floated to the window's size; with ``--select``, the call
+    (the CFG with that call's own counts, the variants and loops of its method)."""
+    panel = window.block_views
+    dock = panel.dock
+    dock.setFloating(True)
+    dock.resize(window.size())
+    dock.show()
+    panel.setCurrentWidget(getattr(panel, view))
+    if select:
+        ref = find_call(window, select)
+        if ref is None:
+            return f"--select {select!r}: no such call in this trace"
+        window.selection.select_call(ref, None)
+        if view == "cfg":
+            method = int(window.loaded.analysis.thread(ref.thread).calls.method[ref.row])
+            panel.cfg.show_method(method, ref)
+    elif view in ("cfg", "path", "variants", "loops"):
+        return f"--view {view} needs --select (a call, or THREAD:Class.method)"
     return None

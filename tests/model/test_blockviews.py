@@ -144,10 +144,11 @@ def test_exception_flow_chains_agree_with_the_replay_flags(analysis):
     rows = grouped(analysis, chains)
     assert rows == [
         {"type": "java.lang.IllegalStateException", "thrown_in": "Main.level3(I)I", "throw_block": 1,
-         "unwound": ["Main.level3(I)I", "Main.level2(I)I"], "caught_in": "Main.level1(I)I", "handler_block": 2,
+         "unwound": ["Main.level3(I)I", "Main.level2(I)I"], "unwound_blocks": [1, 0],
+         "caught_in": "Main.level1(I)I", "handler_block": 2,
          "ignored": False, "count": 2, "example": rows[0]["example"]},
         {"type": "java.lang.IllegalStateException", "thrown_in": "Main.level3(I)I", "throw_block": 1,
-         "unwound": ["Main.level3(I)I"], "caught_in": "Main.ignore()V", "handler_block": 2,
+         "unwound": ["Main.level3(I)I"], "unwound_blocks": [1], "caught_in": "Main.ignore()V", "handler_block": 2,
          "ignored": True, "count": 1, "example": rows[1]["example"]}]
     # the catching frames are flagged CAUGHT by replay, and the block each unwound frame left is
     # the block of the call the exception came out of
@@ -204,9 +205,12 @@ def test_the_commands_print_the_model_s_json(trace, capsys):
     p = run_json(capsys, "path", t, example, "--json")
     assert p["compressed"] == "#0 #2 #4" and p["exit"] == {"kind": "return"}
     ex = run_json(capsys, "exceptions", t, "--json")
-    assert [(r["caught_in"], r["unwound"], r["count"], r["ignored"]) for r in ex] == [
-        ("Main.level1(I)I", ["Main.level3(I)I", "Main.level2(I)I"], 2, False),
-        ("Main.ignore()V", ["Main.level3(I)I"], 1, True)]
+    assert [(r["caught_in"], r["unwound"], r["unwound_blocks"], r["count"], r["ignored"]) for r in ex] == [
+        ("Main.level1(I)I", ["Main.level3(I)I", "Main.level2(I)I"], [1, 0], 2, False),
+        ("Main.ignore()V", ["Main.level3(I)I"], [1], 1, True)]
+    assert main(["exceptions", t]) == 0
+    text = capsys.readouterr().out
+    assert "unwound Main.level3(I)I #1 → Main.level2(I)I #0, caught in Main.level1(I)I #2" in text
     first = run_json(capsys, "discovery", t, "--json")
     assert "Main.check(I)I" in [r["method"] for r in first]
     blocks = run_json(capsys, "discovery", t, "--blocks", "--json")
@@ -225,6 +229,13 @@ def test_bad_names_and_calls_are_one_line(trace, capsys):
     assert "THREAD:ROW" in capsys.readouterr().err
     assert main(["variants", t, "java.io.PrintStream.println(Ljava/lang/String;)V"]) == 2   # JDK untraced here
     assert "has no basic blocks" in capsys.readouterr().err
+    # a name of several overloads: one line naming them, for every command that takes a METHOD
+    for command in (["cfg"], ["variants", "--json"], ["loops"]):
+        assert main([command[0], t, "java.io.PrintStream.println", *command[1:]]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("jbtrace: error: 'java.io.PrintStream.println' is ambiguous: ") and err.count("\n") == 1
+        assert "java.io.PrintStream.println(Ljava/lang/String;)V, " in err and "java.io.PrintStream.println()V" in err
+        assert err.rstrip().endswith(" and 2 more")        # ten overloads: the first eight named
 
 
 @pytest.fixture(scope="module")
@@ -266,3 +277,26 @@ def test_the_cfg_as_dot_and_svg(trace, capsys):
     assert main(["cfg", str(trace), "Main.loop", "--format", "svg"]) == 0
     svg = capsys.readouterr().out
     assert "<svg" in svg and svg.count('class="node"') == 4 and svg.count('class="edge"') == 4
+
+
+def test_a_recursive_loop_s_entries_and_paths(analysis):
+    """walk(2, 3) -> walk(1, 2) -> walk(0, 1): each call's loop entry counts its own iterations
+    (3, 2, 1), though the inner calls run inside the outer loops; the outer two calls take the
+    recursing path, the innermost does not."""
+    method = mid(analysis, "Main.walk")
+    (row,) = loops(analysis, method)
+    assert row["entries"] == 3 and row["iterations"] == {"1": 1, "2": 1, "3": 1}
+    thread = analysis.threads[0]
+    rows = np.flatnonzero(np.asarray(thread.calls.method) == method)
+    assert [o["call"] for o in row["outliers"]] == [f"{thread.index}:{int(r)}" for r in rows]
+    assert [o["iterations"] for o in row["outliers"]] == [3, 2, 1]
+    # the scan's loop records by call, though the inner calls' loops ended first
+    from jbgui.model.block_paths import scan_calls
+    scan = scan_calls(analysis, method, C.method_cfg(analysis, method).loop_tables())
+    assert scan.loop_call.tolist() == [0, 1, 2] and scan.loop_iters.tolist() == [3, 2, 1]
+    found = variants(analysis, method)
+    assert [(r["calls"], sorted((c["method"], c["calls"]) for c in r["callers"])) for r in found] == [
+        (2, [("Main.main([Ljava/lang/String;)V", 1), ("Main.walk(II)I", 1)]), (1, [("Main.walk(II)I", 1)])]
+    # #1 the loop's test, #4 the recursive call, #5 the loop's step: the first iteration recurses
+    assert [r["path"] for r in found] == ["#0 #1 #2 #3 #4 (#5 #1 #2)× #5 #1 #6", "#0 #1 #2 #3 #5 #1 #6"]
+    assert [call_path(analysis, thread, int(r)).blocks.tolist().count(5) for r in rows] == [3, 2, 1]

@@ -15,6 +15,7 @@ import pytest
 
 from jbgui.model import replay as R
 from jbgui.model import store as S
+from jbgui.model import store_rows as SR
 from jbgui.model.analysis import CACHE_FORMAT, Analysis, cache_root, user_cache_dir
 
 COLUMNS = tuple(R.COLUMNS)
@@ -454,12 +455,54 @@ def test_range_statistics_block_by_block_equal_the_whole_columns(recorded, tmp_p
     assert not {"first", "last", "method", "parent"} & set(main.calls.__dict__)
 
 
-def test_a_method_s_call_scan_by_windows_of_rows_equals_the_whole_columns(recorded, tmp_path, monkeypatch):
-    """The variants' and loops' scan of a method's calls reads windows of rows around them (nested
-    calls in one window), not the thread's whole columns: with 256-row blocks and windows of a few
-    hundred rows it gives every call's signature, own blocks and bytecodes, exceptional end and
-    loop records exactly as the whole columns do, for the most-called methods, methods with
-    loops and recursive ones."""
+def test_the_rows_of_a_method_block_by_block_equal_the_kernel_s_columns(recorded, tmp_path, monkeypatch):
+    """rows_with (a method's calls with their first, last, flags, parent and the parent's method,
+    gathered in one walk of each block without decoding a column whole) gives exactly the
+    kernel's columns, with blocks of 256 rows: parents open before their block, flags and last
+    events patched after it, every call site's chain of flags, for the most-called methods,
+    methods called from many sites and recursive ones; on two threads of a pool too."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    reference = kernel_columns(copy_trace(recorded, tmp_path / "ref"), monkeypatch)
+    trace = copy_trace(recorded, tmp_path / "tiny")
+    monkeypatch.setattr(R, "ROWS_BUFFER", 256)
+    Analysis.open(trace)
+    monkeypatch.undo()
+    analysis = Analysis.open(trace)
+    main = analysis.thread("main")
+    ref = reference[main.index]
+    stored = main.calls._stored
+    assert len(stored.blocks) > 20
+    method, parent, site = ref["method"], ref["parent"], ref["call_site"]
+    counts = np.bincount(method)
+    by_calls = [int(m) for m in np.argsort(-counts) if m > 0][:8]
+    sites = {int(m): len(np.unique(site[method == m])) for m in by_calls}
+    recursive = np.unique(method[(parent >= 0) & (method == method[np.maximum(parent, 0)])]).tolist()
+    chosen = list(dict.fromkeys(by_calls + recursive[:4]))
+    assert max(sites.values()) > 2 and recursive
+    outside = 0
+    with ThreadPoolExecutor(2) as pool:
+        for m in chosen:
+            rows = np.flatnonzero(method == m)
+            for got in (SR.rows_with(stored, "method", m), SR.rows_with(stored, "method", m, pool=pool)):
+                assert got["row"].tolist() == rows.tolist(), m
+                for name in ("first", "last", "flags", "parent"):
+                    assert got[name].tolist() == ref[name][rows].tolist(), (m, name)
+                p = ref["parent"][rows]
+                assert got["parent_value"].tolist() == np.where(p >= 0, method[np.maximum(p, 0)], -1).tolist(), m
+            starts = stored.starts[np.searchsorted(stored.starts, rows, side="right") - 1]
+            outside += int(((p >= 0) & (p < starts)).sum())
+    assert outside > 10          # parents open before their block were met
+    assert not {"first", "last", "method", "depth", "flags"} & set(main.calls.__dict__)
+
+
+def test_a_method_s_call_scan_equals_the_call_by_call_scan(recorded, tmp_path, monkeypatch):
+    """The variants' and loops' scan (a method's words given to the innermost of its calls
+    running, from the chunks holding its calls) gives every call's signature, own blocks and
+    bytecodes, exceptional end and loop records exactly as scanning each call's own events
+    (its range less its callees', over the whole columns) does: for the most-called methods,
+    methods with loops and recursive ones, on every thread, with blocks of 256 rows; and the
+    own blocks in order of chosen calls are each call's path."""
     from jbgui.model import block_paths as B
     from jbgui.model.cfg import method_cfg
 
@@ -467,11 +510,7 @@ def test_a_method_s_call_scan_by_windows_of_rows_equals_the_whole_columns(record
     monkeypatch.setattr(R, "ROWS_BUFFER", 256)
     Analysis.open(trace)
     monkeypatch.undo()
-    monkeypatch.setattr(B, "GROUP_ROWS", 300)
-    windowed, whole = Analysis.open(trace), Analysis.open(trace)
-    for t in whole.threads:
-        for name in ("first", "last", "end", "flags", "method", "parent"):
-            getattr(t.calls, name)
+    blocks, whole = Analysis.open(trace), Analysis.open(trace)
     counts: dict[int, int] = {}
     for t in whole.threads:
         for m in np.asarray(t.calls.method).tolist():
@@ -484,41 +523,51 @@ def test_a_method_s_call_scan_by_windows_of_rows_equals_the_whole_columns(record
         inner = (parent >= 0) & (method == method[np.maximum(parent, 0)])
         recursive += np.unique(method[inner]).tolist()
     chosen = list(dict.fromkeys([m for m in by_calls[:8] if m > 0] + with_loops + recursive[:4]))
-    assert with_loops and len(chosen) >= 10
-    windows = 0
-    for m in chosen:
+    assert with_loops and recursive and len(chosen) >= 10
+    for i, m in enumerate(chosen):
         loops = method_cfg(whole, m).loop_tables()
-        got = B.scan_calls(windowed, m, loops)
-        want = B.scan_calls(whole, m, loops)
-        for field in ("thread", "row", "sig", "own_blocks", "own_bytecodes", "exceptional", "loop_call", "loop_id",
-                      "loop_iters", "first", "last", "caller"):
-            assert np.array_equal(getattr(got, field), getattr(want, field)), (m, field)
-        assert got.skipped == want.skipped
-        for t in windowed.threads:
-            rows = np.sort(B._rows_of_method(t.calls, m))
-            windows += sum(1 for _ in B._row_windows(t.calls, rows)) if len(rows) else 0
-    assert windows > len(chosen)          # windows of rows were read, not whole columns
-    for t in whole.threads:               # and the whole columns' first, last and callers are the table's
-        m = chosen[0]
-        scan = B.scan_calls(whole, m)
-        sel = scan.thread == t.index
-        rows = scan.row[sel]
-        if not len(rows):
-            continue
-        parent = np.asarray(t.calls.parent)[rows]
-        assert np.array_equal(scan.first[sel], np.asarray(t.calls.first)[rows])
-        assert np.array_equal(scan.last[sel], np.asarray(t.calls.last)[rows])
-        assert np.array_equal(scan.caller[sel], np.where(parent >= 0, np.asarray(t.calls.method)[parent], 0))
+        # every other method with its sets of transitions hashed instead of indexed
+        monkeypatch.setattr(B, "DIRECT_SETS", 0 if i % 2 else 1 << 22)
+        got = B.scan_calls(blocks, m, loops)
+        # the reference: each call alone, its own events being its range less its callees'
+        threads, rows, ref = [], [], []
+        stamp0 = 0
+        for t in whole.threads:
+            r = np.flatnonzero(np.asarray(t.calls.method) == m)
+            if not len(r):
+                continue
+            result = B._scan_thread(whole, t, r, B._Method(whole, m, loops), None, stamp0=stamp0)
+            threads += [t.index] * len(r)
+            rows += r.tolist()
+            ref.append(result)
+            stamp0 += len(r)
+        assert got.thread.tolist() == threads and got.row.tolist() == rows, m
+        sig, nb, bc, exc, recs = (np.concatenate([x[i] for x in ref]) for i in range(5))
+        assert np.array_equal(got.sig, sig), m
+        assert np.array_equal(got.own_blocks, nb) and np.array_equal(got.own_bytecodes, bc), m
+        assert np.array_equal(got.exceptional, exc), m
+        offsets = np.cumsum([0] + [len(x[0]) for x in ref])
+        want = list(zip((np.concatenate([x[4][:, 0] + o for x, o in zip(ref, offsets)])).tolist(),
+                        recs[:, 1].tolist(), recs[:, 2].tolist()))
+        assert list(zip(got.loop_call.tolist(), got.loop_id.tolist(), got.loop_iters.tolist())) == want, m
+        assert got.orphans == 0 and got.skipped == 0
+        # own blocks in order, of the longest and the first calls, read again for those calls alone
+        which = np.unique(np.r_[0, np.argmax(got.own_blocks), len(got.row) - 1])
+        for i, seq in zip(which.tolist(), B.call_sequences(blocks, m, got, which)):
+            path = B.call_path(whole, whole.thread(int(got.thread[i])), int(got.row[i]))
+            assert seq.tolist() == path.blocks.tolist(), (m, i)
+    for t in blocks.threads:                # and the method's rows were never decoded whole
+        assert not {"first", "last", "method", "parent", "flags"} & set(t.calls.__dict__)
     # A call's set of edges is its own whatever thread the call before it ran on (the sets were
     # told apart by the call's number within its thread, so a second thread's calls saw the first
     # thread's edges as seen and lost them from their signatures).
-    shared = [m for m in by_calls if m > 0 and len(B.method_rows(whole, m)) > 1][:3]
+    shared = [m for m in by_calls if m > 0 and len(B.method_calls(whole, m)) > 1][:3]
     assert shared
     for m in shared:
         combined = B.scan_calls(whole, m)
-        for t, rows in B.method_rows(whole, m):
-            alone = B.scan_calls(whole, m, selected=[(t, rows)])
-            assert np.array_equal(alone.sig, combined.sig[combined.thread == t.index]), (m, t.name)
+        for calls in B.method_calls(whole, m):
+            alone = B.scan_calls(whole, m, threads=[calls.thread])
+            assert np.array_equal(alone.sig, combined.sig[combined.thread == calls.thread.index]), m
 
 
 @pytest.mark.parametrize("name", ["depth", "method"])

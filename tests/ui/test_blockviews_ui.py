@@ -9,9 +9,12 @@ import shutil
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QGraphicsPathItem
 
 from jbgui.model.method_names import resolve_methods
+from jbgui.ui import colors
 from jbgui.ui.main_window import MainWindow
 from jbgui.ui.selection import CallRef
 
@@ -79,6 +82,49 @@ def test_the_cfg_follows_the_selection_and_a_click_selects_a_block(qtbot, window
     assert cfg.cfg.counts.tolist() == [1, 0, 1]
 
 
+def edge_items(cfg_view):
+    return {item.data(0): item for item in cfg_view.scene.items()
+            if isinstance(item, QGraphicsPathItem) and item.data(0) is not None}
+
+
+def test_the_cfg_draws_back_and_exception_edges_apart_and_zooms(qtbot, window):
+    panel = window.block_views
+    panel.setCurrentWidget(panel.cfg)
+    cfg = panel.cfg
+    mid, thread, rows = calls_of(window, "Main.loop")
+    window.selection.select_method(mid)
+    qtbot.waitUntil(lambda: cfg.cfg is not None and cfg.cfg.method == mid and bool(cfg.items), timeout=30_000)
+    assert "Main.loop(I)I</b> — 4 blocks, 1 loop (whole run)" in cfg.title.text()
+    edges = edge_items(cfg)
+    assert set(edges) == {(0, 1), (1, 2), (2, 1), (1, 3)}
+    back, body = edges[(2, 1)].pen(), edges[(0, 1)].pen()
+    # the back edge blue, as thick as the hottest edge (19 of 19), the entry edge thinner (6)
+    assert back.color().name() == colors.CFG_BACK[0] and body.color().name() != colors.CFG_BACK[0]
+    assert back.widthF() > body.widthF() and back.style() == Qt.PenStyle.SolidLine
+    mid1, _t, _rows = calls_of(window, "Main.level1")
+    window.selection.select_method(mid1)
+    qtbot.waitUntil(lambda: cfg.cfg is not None and cfg.cfg.method == mid1 and bool(cfg.items), timeout=30_000)
+    caught = edge_items(cfg)[(0, 2)].pen()          # to the handler: dotted red
+    assert caught.style() == Qt.PenStyle.DotLine and caught.color().name() == colors.CFG_EXCEPTION[0]
+    assert cfg.items[2].pen().color().name() == colors.CFG_EXCEPTION[0]      # the handler block itself
+    # the whole graph stays in view when the view gets smaller (until the user zooms)
+    def whole_graph_shown():
+        return cfg.view.viewport().rect().contains(cfg.view.mapFromScene(cfg.scene.sceneRect()).boundingRect())
+    assert whole_graph_shown()
+    window.resize(1000, 600)
+    qtbot.waitUntil(lambda: cfg.view.viewport().height() < 400)
+    assert whole_graph_shown()
+    # the wheel zooms in around the cursor, dragging pans
+    scale = cfg.view.transform().m11()
+    center = cfg.view.viewport().rect().center()
+    wheel = QWheelEvent(QPointF(center), QPointF(cfg.view.viewport().mapToGlobal(center)), QPoint(0, 0),
+                        QPoint(0, 240), Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+                        Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(cfg.view.viewport(), wheel)
+    assert cfg.view.transform().m11() == pytest.approx(scale * 1.44)
+    assert cfg.view.dragMode() == cfg.view.DragMode.ScrollHandDrag
+
+
 def test_the_path_steps_and_the_cfg_follows(qtbot, window):
     panel = window.block_views
     panel.setCurrentWidget(panel.path)
@@ -144,8 +190,11 @@ def test_exceptions_and_discovery_tables(qtbot, window):
     qtbot.waitUntil(lambda: len(panel.exceptions.rows) == 2, timeout=30_000)
     t = panel.exceptions.table
     assert [t.item(r, 0).text() for r in range(2)] == ["2", "1"]
-    assert t.item(0, 5).text() == "Main.level3 → Main.level2"
-    assert t.item(1, 4).text() == "caught and ignored" and t.item(1, 3).text() == "Main.ignore #2"
+    # read left to right as the exception went: thrown, the frames it then left (each at its block), caught
+    assert [t.item(0, c).text() for c in (2, 3, 4)] == ["Main.level3 #1", "Main.level2 #0", "Main.level1 #2"]
+    assert "unwound Main.level3(I)I #1 → Main.level2(I)I #0" in t.item(0, 3).toolTip()
+    assert [t.item(1, c).text() for c in (2, 3, 4, 5)] == ["Main.level3 #1", "—", "Main.ignore #2",
+                                                           "caught and ignored"]
     panel.setCurrentWidget(panel.discovery)
     d = panel.discovery
     qtbot.waitUntil(lambda: d.runs is not None, timeout=30_000)
@@ -167,3 +216,28 @@ def test_exceptions_and_discovery_tables(qtbot, window):
     shown = [d.table.item(r, 2).text() for r in range(d.table.rowCount())]
     assert "block Main.check(I)I #0 (line 29)" in shown and "block Main.check(I)I #2 (line 32)" in shown
     assert not any(t.startswith("block Main.check(I)I #1") for t in shown)
+
+
+def test_a_block_view_s_screenshot(trace, tmp_path):
+    """``jbgui TRACE --screenshot FILE --view loops --select ...``: the block view alone, at the
+    window's size, with the selected call's method; a view that follows a call needs one."""
+    import os
+    import subprocess
+    import sys
+
+    from PySide6.QtGui import QImage
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = tmp_path / "loops.png"
+    result = subprocess.run([sys.executable, "-m", "jbgui.ui.app", str(trace), "--screenshot", str(out), "--view",
+                             "loops", "--select", "main:Main.loop", "--size", "1500x620"],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1500, 620)
+    dark = sum(image.pixelColor(x, y).lightness() < 100 for x in range(0, 1500, 3) for y in range(0, 620, 3))
+    assert dark > 100                     # text was drawn, not an empty dock
+    missing = subprocess.run([sys.executable, "-m", "jbgui.ui.app", str(trace), "--screenshot",
+                              str(tmp_path / "x.png"), "--view", "cfg"], capture_output=True, text=True, timeout=300,
+                             env=env)
+    assert missing.returncode == 2 and "--view cfg needs --select" in missing.stderr

@@ -5,7 +5,7 @@
 // - check(x): the branch x > 1000 is never taken;
 // - level1 -> level2 -> level3: level3 throws an IllegalStateException, level2 is unwound,
 //   level1 catches it (twice);
-// - ignore(): calls level3 and catches the exception in an empty handler (once).
+// - ignore(): calls level3 and catches the exception in an empty handler (once); walk: below.
 public class Main {
     static int loop(int n) {
         int s = 0;
@@ -58,6 +58,20 @@ public class Main {
         }
     }
 
+    // A loop of width iterations that recurses on its first one while depth > 0: walk(2, 3) runs
+    // walk(1, 2), which runs walk(0, 1): three calls whose loops run 3, 2 and 1 iterations, the
+    // inner calls' loops ending while the outer ones run; two paths (recursing: 2 calls; not: 1).
+    static int walk(int depth, int width) {
+        int s = 0;
+        for (int i = 0; i < width; i++) {
+            if (i == 0 && depth > 0) {
+                s += walk(depth - 1, width - 1);
+            }
+            s += i;
+        }
+        return s;
+    }
+
     static int common() {
         int s = 0;
         for (int i = 0; i < 5; i++) {
@@ -85,6 +99,7 @@ public class Main {
         }
         s += level1(1) + level1(2);
         ignore();
+        s += walk(2, 3);
         System.out.println("sum " + s);
     }
 }
