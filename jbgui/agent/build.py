@@ -110,6 +110,7 @@ def build_key(sources: list[Path], asm_jars: list[Path]) -> str:
         digest.update(jar.name.encode())
         digest.update(jar.read_bytes())
     digest.update(JAVA_RELEASE.encode())
+    digest.update(" ".join(NO_INVOKEDYNAMIC).encode())
     return digest.hexdigest()[:16]
 
 
@@ -146,6 +147,13 @@ def _manifest() -> bytes:
     ).encode()
 
 
+# String concatenation compiled to StringBuilder calls, not invokedynamic: the first indy call
+# site bootstraps java.lang.invoke, whose classes the agent has just instrumented, on the traced
+# program's main thread at start-up (perf: a tenth of a traced hello world's CPU). The agent's
+# sources use no lambdas for the same reason; tests/agent/test_no_invokedynamic.py checks the jars.
+NO_INVOKEDYNAMIC = ("-XDstringConcat=inline",)
+
+
 def _build_into(target: Path) -> None:
     java_home = find_java_home()
     asm_jars = _library_jars()
@@ -160,10 +168,10 @@ def _build_into(target: Path) -> None:
         # javac refuses --add-exports of a system module with --release, so the few classes that
         # use JDK internals are compiled first with -source/-target (their API is the same on
         # every JDK the agent supports) and the rest against them with --release.
-        _javac([javac, "-source", JAVA_RELEASE, "-target", JAVA_RELEASE, "-nowarn", "-Xlint:none",
+        _javac([javac, "-source", JAVA_RELEASE, "-target", JAVA_RELEASE, *NO_INVOKEDYNAMIC, "-nowarn", "-Xlint:none",
                 "-encoding", "UTF-8", *(a for pkg in JDK_INTERNAL_EXPORTS for a in ("--add-exports", pkg)),
                 "-d", str(classes), *map(str, internal)])
-        _javac([javac, "--release", JAVA_RELEASE, "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
+        _javac([javac, "--release", JAVA_RELEASE, *NO_INVOKEDYNAMIC, "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
                 "-cp", os.pathsep.join(map(str, [classes, *asm_jars])), "-d", str(classes),
                 *(str(p) for p in sources if p not in internal)])
         out = work / "jars"
