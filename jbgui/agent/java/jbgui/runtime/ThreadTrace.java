@@ -1,5 +1,7 @@
 package jbgui.runtime;
 
+import jdk.internal.vm.annotation.DontInline;
+
 
 /**
  * One thread's event buffer and tracer state.
@@ -132,6 +134,7 @@ public final class ThreadTrace {
     }
 
     /** The buffer is full: hand it over (mode 2) or pass the one event on (mode 1). */
+    @DontInline
     private void overflow() {
         if (SHARED) {
             pos = 0;
@@ -242,6 +245,7 @@ public final class ThreadTrace {
         return classIdSlow(c, h);
     }
 
+    @DontInline
     private int classIdSlow(Class<?> c, int h) {
         guard++;
         try {

@@ -1,5 +1,7 @@
 package jbgui.runtime;
 
+import jdk.internal.vm.annotation.DontInline;
+
 /**
  * The static entry points that instrumented code calls. Each must be cheap, must never throw
  * into the program, and must record nothing while the tracer itself runs on the thread.
@@ -24,7 +26,11 @@ public final class Tracer {
 
     // The probes are kept within HotSpot's MaxInlineSize (35 bytes of bytecode): beyond it C1
     // never inlines them and C2 only at hot call sites, and a real call per probe cost more than
-    // the recording (-XX:+PrintInlining showed "callee is too large" on most call sites).
+    // the recording (-XX:+PrintInlining showed "callee is too large" on most call sites). Their
+    // slow paths are @DontInline (jdk.internal.vm.annotation, honoured in the boot loader's
+    // classes): see jbgui.agent.build.JDK_INTERNAL_SOURCES. @ForceInline on the fast paths was
+    // measured and left out: C1 then inlined every buffer store, with its profiling, into every
+    // probe (C1 code 32 MB instead of 21, traced javac's process CPU up by a third).
 
     public static ThreadTrace enter(int event) {
         ThreadTrace t = ThreadRegistry.current();
@@ -56,6 +62,7 @@ public final class Tracer {
         }
     }
 
+    @DontInline
     public static void exceptionExit(Throwable thrown, ThreadTrace t, int start) {
         if (EXCEPTION_EXIT && t != null) {
             int classId = thrown == null ? 0 : t.classId(thrown.getClass());
@@ -68,6 +75,7 @@ public final class Tracer {
      * jbgui.instr.BlockingCalls): an exact clock sample at the thread's current event position,
      * so that the blocked time is known exactly instead of spread over a buffer's events.
      */
+    @DontInline
     public static void blockingEnter(ThreadTrace t) {
         if (BLOCKING_STAMPS && t != null) {
             t.stamp(false);
@@ -75,6 +83,7 @@ public final class Tracer {
     }
 
     /** Stamps the clock when a call that may block has returned (see {@link #blockingEnter}). */
+    @DontInline
     public static void blockingExit(ThreadTrace t) {
         if (BLOCKING_STAMPS && t != null) {
             t.stamp(true);

@@ -1,0 +1,54 @@
+"""The probes' slow paths are never inlined into the traced code (jbgui.agent.build explains why).
+
+The runtime marks them ``@jdk.internal.vm.annotation.DontInline``, an annotation HotSpot honours
+only in classes of the bootstrap loader: it takes the runtime being defined there, and the class
+files carrying the annotation, for the JIT compilers to say "don't inline by annotation" at every
+call site of the hand-off of a full buffer (``ThreadTrace.overflow``) and of a thread's lookup
+miss (``ThreadRegistry.currentSlow``). Before, C2 rated the hand-off's call site hot (it runs
+once per buffer, thousands of times) and inlined the whole hand-off to the writer into every
+probe: methods of a few bytes compiled to a hundred kilobytes of machine code. The program here
+fills the buffer hundreds of times; -XX:+PrintInlining lists what the compilers decided.
+"""
+
+from __future__ import annotations
+
+import re
+
+PRINT_INLINING = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+PrintInlining"]
+
+
+def decisions(stdout: str, callee: str) -> list[str]:
+    """What the compilers said at each call site of ``callee`` (``jbgui.runtime.Class::method``):
+    ``inline (hot)``, ``don't inline by annotation``, … (JDK 25 writes a refusal as ``failed to
+    inline: …``; the compiler threads' lines may run into each other, so only the first words
+    count)."""
+    pattern = re.compile(r"@ \d+\s+" + re.escape(callee) + r" \(\d+ bytes\)\s+(?:failed to inline: )?([a-z' ]+)")
+    return [m.group(1).strip() for m in pattern.finditer(stdout)]
+
+
+def inlined(decision: str) -> bool:
+    return decision.startswith(("inline", "force inline"))
+
+
+def test_decisions_are_read_from_print_inlining():
+    """The reader finds a decision and tells an inlined call from a refused one."""
+    out = ("      @ 29   jbgui.runtime.ThreadTrace::overflow (28 bytes)   don't inline by annotation\n"
+           "    @ 17   jbgui.runtime.ThreadTrace::put (33 bytes)   inline (hot)\n"
+           "      @ 29   jbgui.runtime.ThreadTrace::overflow (28 bytes)   failed to inline: don't inline by annotation\n"
+           "    @ 17   jbgui.runtime.ThreadTrace::overflow (28 bytes)   inline (hot)   @ 3 x.Y::z (1 bytes)\n")
+    said = decisions(out, "jbgui.runtime.ThreadTrace::overflow")
+    assert said == ["don't inline by annotation"] * 2 + ["inline"]
+    assert [inlined(d) for d in said] == [False, False, True]
+    assert decisions(out, "jbgui.runtime.ThreadTrace::put") == ["inline"]
+
+
+def test_slow_paths_are_not_inlined(record, jdk):
+    run = record("hot_loop", jdk, jvm_args=PRINT_INLINING)
+    assert run.exit_code == 0, run.describe()
+    assert "sum 33863034100160" in run.stdout
+    for slow in ("jbgui.runtime.ThreadTrace::overflow", "jbgui.runtime.ThreadRegistry::currentSlow"):
+        said = decisions(run.stdout, slow)
+        assert "don't inline by annotation" in said, (slow, sorted(set(said)))
+        assert not any(inlined(d) for d in said), (slow, sorted(set(said)))
+    # the fast path the probes call stays small enough to be inlined
+    assert any(inlined(d) for d in decisions(run.stdout, "jbgui.runtime.ThreadTrace::put"))
