@@ -7,7 +7,8 @@ import jdk.internal.vm.annotation.DontInline;
  * into the program, and must record nothing while the tracer itself runs on the thread.
  *
  * <p>The probe protocol (see jbgui.instr.ProbeInserter): at method entry
- * {@code ThreadTrace t = enter(start)} (or {@link #enterInstance} with {@code this}); at each
+ * {@code ThreadTrace t = enter(start)} (or {@link #enterInstance} with {@code this}; never null,
+ * ThreadTrace.DISCARD where nothing may be recorded); at each
  * basic block {@code block(t, start, index)}; before each return {@code exit(t, start)}; in a
  * catch-all handler around the body {@code exceptionExit(throwable, t, start)}, then rethrow.
  * {@code start} is the method's start event word, from which the others follow (EventLayout).
@@ -38,7 +39,7 @@ public final class Tracer {
             t.start(event);
             return t;
         }
-        return null;
+        return ThreadTrace.DISCARD;
     }
 
     public static ThreadTrace enterInstance(int event, Object self) {
@@ -47,17 +48,18 @@ public final class Tracer {
             t.startInstance(event, self);
             return t;
         }
-        return null;
+        return ThreadTrace.DISCARD;
     }
 
+    /** A block; {@code t} is what enter returned, never null (ThreadTrace.DISCARD records nothing). */
     public static void block(ThreadTrace t, int start, int index) {
-        if (BLOCKS && t != null) {
+        if (BLOCKS) {
             t.put(start + EventLayout.BLOCK_FROM_START + index);
         }
     }
 
     public static void exit(ThreadTrace t, int start) {
-        if (END && t != null) {
+        if (END) {
             t.put(start + EventLayout.END_FROM_START);
         }
     }
