@@ -52,3 +52,83 @@ def test_slow_paths_are_not_inlined(record, jdk):
         assert not any(inlined(d) for d in said), (slow, sorted(set(said)))
     # the fast path the probes call stays small enough to be inlined
     assert any(inlined(d) for d in decisions(run.stdout, "jbgui.runtime.ThreadTrace::put"))
+
+
+# --------------------------------------------------------------------------------------------
+# The probes' fast paths fit HotSpot's MaxInlineSize (35 bytes of bytecode): beyond it C2 inlines
+# a method only where the call site is hot, and a probe that is a real call costs more than the
+# event it records. A mask or a check added to ThreadTrace.put took it to 36 bytes once.
+
+MAX_INLINE_SIZE = 35
+FAST_PATHS = {
+    "jbgui/runtime/Tracer": ("enter", "enterInstance", "block", "exit"),
+    "jbgui/runtime/ThreadTrace": ("put", "put2", "start", "startInstance", "receiverWord", "classId"),
+    "jbgui/runtime/ThreadRegistry": ("current",),
+    "jbgui/runtime/ThreadObjects": ("id",),
+}
+
+
+def code_lengths(class_file: bytes) -> dict[str, int]:
+    """Method name -> length of its Code attribute's bytecode (JVMS 4.1, 4.7.3)."""
+    import struct
+
+    def u2(at: int) -> int:
+        return struct.unpack_from(">H", class_file, at)[0]
+
+    def u4(at: int) -> int:
+        return struct.unpack_from(">I", class_file, at)[0]
+
+    sizes = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}
+    utf8: dict[int, str] = {}
+    pos, index, count = 10, 1, u2(8)
+    while index < count:
+        tag = class_file[pos]
+        if tag == 1:
+            length = u2(pos + 1)
+            utf8[index] = class_file[pos + 3:pos + 3 + length].decode("utf-8", "replace")
+            pos += 3 + length
+        else:
+            pos += 1 + sizes[tag]
+        index += 2 if tag in (5, 6) else 1
+    pos += 6                                                     # access, this, super
+    pos += 2 + 2 * u2(pos)                                       # interfaces
+    for _member in ("fields", "methods"):
+        lengths: dict[str, int] = {}
+        members, pos = u2(pos), pos + 2
+        for _ in range(members):
+            name = utf8[u2(pos + 2)]
+            attributes, pos = u2(pos + 6), pos + 8
+            for _ in range(attributes):
+                if utf8[u2(pos)] == "Code":
+                    lengths[name] = max(lengths.get(name, 0), u4(pos + 10))
+                pos += 6 + u4(pos + 2)
+        if _member == "methods":
+            return lengths
+    return {}
+
+
+def test_code_lengths_are_read_from_class_files(tmp_path, default_jdk):
+    """The reader gives javac's own count: a method of three instructions is 3 bytes long."""
+    import subprocess
+
+    (tmp_path / "A.java").write_text("class A { int x; int get() { return x; } void big(int i) { x = i * 31 + 7; } }\n")
+    subprocess.run([default_jdk.javac, "-d", str(tmp_path), str(tmp_path / "A.java")], check=True)
+    lengths = code_lengths((tmp_path / "A.class").read_bytes())
+    assert lengths["get"] == 5                                    # aload_0 getfield #2 ireturn
+    assert lengths["big"] == 12 and lengths["<init>"] == 5   # aload_0 iload_1 bipush imul bipush iadd putfield return
+
+
+def test_probe_fast_paths_fit_max_inline_size(agent_jar):
+    import zipfile
+
+    from jbgui.agent import build
+
+    with zipfile.ZipFile(agent_jar.parent / build.RUNTIME_JAR) as jar:
+        too_big = {}
+        for cls, methods in FAST_PATHS.items():
+            lengths = code_lengths(jar.read(cls + ".class"))
+            for m in methods:
+                assert m in lengths, f"{cls}.{m} is gone: update FAST_PATHS"
+                if lengths[m] > MAX_INLINE_SIZE:
+                    too_big[f"{cls}.{m}"] = lengths[m]
+    assert not too_big, f"probe fast paths over {MAX_INLINE_SIZE} bytes: {too_big}"

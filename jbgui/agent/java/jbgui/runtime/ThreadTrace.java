@@ -135,13 +135,12 @@ public final class ThreadTrace {
      * reaches {@link #overflow}, which hands it to the shared stream.
      */
     void put(int event) {
-        int p = pos;
         int[] b = buf;
+        int p = pos;
         // A recording thread's own trace has p < b.length here; the mask keeps DISCARD's racing
-        // writers within its BUFFER_MAX_EVENTS words.
-        b[p++ & (EventLayout.BUFFER_MAX_EVENTS - 1)] = event;
-        pos = p;
-        if (p == b.length) {
+        // writers within its BUFFER_MAX_EVENTS words. Written so as to stay at 35 bytes.
+        b[p & (EventLayout.BUFFER_MAX_EVENTS - 1)] = event;
+        if ((pos = p + 1) == b.length) {
             overflow();
         }
     }
