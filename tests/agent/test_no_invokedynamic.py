@@ -11,33 +11,19 @@ classes where a lambda would do; this test reads every class of the built jars a
 
 from __future__ import annotations
 
-import struct
 import zipfile
 from pathlib import Path
 
+import classfile
+
 from jbgui.agent import build
 
-# Constant-pool tags (JVMS 4.4) and the size of each entry after its tag byte.
-_UTF8, _LONG, _DOUBLE, _INVOKE_DYNAMIC = 1, 5, 6, 18
-_FIXED_SIZE = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4,
-               19: 2, 20: 2}
+_INVOKE_DYNAMIC = classfile.INVOKE_DYNAMIC
 
 
 def pool_tags(class_file: bytes) -> list[int]:
     """The tag of every constant-pool entry of a class file."""
-    assert class_file[:4] == b"\xca\xfe\xba\xbe", "not a class file"
-    (count,) = struct.unpack_from(">H", class_file, 8)
-    tags, pos, index = [], 10, 1
-    while index < count:
-        tag = class_file[pos]
-        tags.append(tag)
-        if tag == _UTF8:
-            (length,) = struct.unpack_from(">H", class_file, pos + 1)
-            pos += 3 + length
-        else:
-            pos += 1 + _FIXED_SIZE[tag]
-        index += 2 if tag in (_LONG, _DOUBLE) else 1
-    return tags
+    return classfile.constant_pool(class_file)[0]
 
 
 def test_pool_reader_finds_an_invokedynamic_entry(tmp_path, default_jdk):

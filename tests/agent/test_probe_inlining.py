@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from classfile import code_lengths
+
 PRINT_INLINING = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+PrintInlining"]
 
 
@@ -66,45 +68,6 @@ FAST_PATHS = {
     "jbgui/runtime/ThreadRegistry": ("current",),
     "jbgui/runtime/ThreadObjects": ("id",),
 }
-
-
-def code_lengths(class_file: bytes) -> dict[str, int]:
-    """Method name -> length of its Code attribute's bytecode (JVMS 4.1, 4.7.3)."""
-    import struct
-
-    def u2(at: int) -> int:
-        return struct.unpack_from(">H", class_file, at)[0]
-
-    def u4(at: int) -> int:
-        return struct.unpack_from(">I", class_file, at)[0]
-
-    sizes = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}
-    utf8: dict[int, str] = {}
-    pos, index, count = 10, 1, u2(8)
-    while index < count:
-        tag = class_file[pos]
-        if tag == 1:
-            length = u2(pos + 1)
-            utf8[index] = class_file[pos + 3:pos + 3 + length].decode("utf-8", "replace")
-            pos += 3 + length
-        else:
-            pos += 1 + sizes[tag]
-        index += 2 if tag in (5, 6) else 1
-    pos += 6                                                     # access, this, super
-    pos += 2 + 2 * u2(pos)                                       # interfaces
-    for _member in ("fields", "methods"):
-        lengths: dict[str, int] = {}
-        members, pos = u2(pos), pos + 2
-        for _ in range(members):
-            name = utf8[u2(pos + 2)]
-            attributes, pos = u2(pos + 6), pos + 8
-            for _ in range(attributes):
-                if utf8[u2(pos)] == "Code":
-                    lengths[name] = max(lengths.get(name, 0), u4(pos + 10))
-                pos += 6 + u4(pos + 2)
-        if _member == "methods":
-            return lengths
-    return {}
 
 
 def test_code_lengths_are_read_from_class_files(tmp_path, default_jdk):
