@@ -27,6 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+
+from jbgui.agent.build import JDK_INTERNAL_EXPORTS  # noqa: E402
 
 CHILD = r'''
 import json, os, statistics, sys, time
@@ -104,8 +107,8 @@ def record_javac_on_agent_sources(out: Path, java_home: Path) -> None:
     work.mkdir(parents=True)
     print(f"recording javac on {len(sources)} files of the agent's sources into {out} …", flush=True)
     subprocess.run([str(ROOT / ".venv" / "bin" / "jbtrace"), "record", "--force", "-o", str(out), "--",
-                    # ThreadObjects reads jdk.internal.misc (the agent's build passes the same flag).
-                    str(java_home / "bin" / "javac"), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+                    # the runtime uses JDK internals (the agent's build passes the same flags)
+                    str(java_home / "bin" / "javac"), *(a for pkg in JDK_INTERNAL_EXPORTS for a in ("--add-exports", pkg)),
                     "-cp", asm, "-d", str(work / "out"), *sources],
                    cwd=work, check=True, stdout=subprocess.DEVNULL)
 

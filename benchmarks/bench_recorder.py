@@ -14,6 +14,13 @@ Workloads (``--workload``, repeatable; default: all that can run here):
                   ``libjacoco-java``), the reference cost of instrumentation without a trace.
 ``kernel``        a compute-heavy kernel (integer loops, arrays, small methods).
 ``ant``           Apache Ant (Debian ``ant``) building a small generated project with its javac task.
+``jedit``         jEdit (Debian ``jedit``) starting up until its first view shows, under a private Xvfb
+                  display, with fresh settings each run (benchmarks/jedit_startup.py).
+
+Every workload but ``hello`` also runs under JaCoCo's agent (``jacoco``; its start-up alone would be
+timed on a hello world), the reference cost of instrumentation without a trace, and the report
+gives traced / JaCoCo. jEdit's output is not compared (it logs timings); each run must reach the
+first view instead.
 
 For each workload the untraced and traced runs alternate, ``--runs`` times; the script prints
 medians of wall time, the slowdown (median of the per-pair ratios), the events recorded
@@ -33,6 +40,7 @@ or MISSED, and the README's performance table. It asserts nothing: numbers are f
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -47,6 +55,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))  # jedit_startup
 
 from jbgui.agent.build import AgentBuildError, ensure_agent, find_java_home  # noqa: E402
 
@@ -95,6 +104,7 @@ TARGET_JAVAC_SLOWDOWN = 4.0
 TARGET_METHOD_LEVEL_SLOWDOWN = 2.0
 TARGET_KERNEL_SLOWDOWN = 3.0
 TARGET_ANT_SLOWDOWN = 3.0
+TARGET_JEDIT_SLOWDOWN = 3.0
 TARGET_BYTES_PER_EVENT = 0.3
 
 
@@ -105,6 +115,8 @@ class Workload:
     setup_note: str = ""
     prepare: object = None  # prepare(cwd): fills a fresh working directory before each run
     normalize: object = None  # normalize(stdout): drops what differs from run to run (timings)
+    env: dict | None = None  # environment beside the cleaned one (jEdit's DISPLAY)
+    verify: object = None  # verify(cwd) -> None, or what went wrong in the run (checked after each)
 
 
 @dataclass
@@ -136,9 +148,9 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def timed_run(java: Path, args: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess]:
+def timed_run(java: Path, args: list[str], cwd: Path, env: dict | None = None) -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
-    result = subprocess.run([str(java), *args], cwd=cwd, capture_output=True, text=True, env=clean_env())
+    result = subprocess.run([str(java), *args], cwd=cwd, capture_output=True, text=True, env={**clean_env(), **(env or {})})
     return time.perf_counter() - started, result
 
 
@@ -215,6 +227,24 @@ def ant_workload(java_home: Path, work: Path) -> Workload:
     return Workload("ant", args, f"{ANT_CLASSES} classes", prepare, normalize)
 
 
+def jedit_workload(work: Path, display: str) -> Workload:
+    """jEdit's start-up until its first view shows (benchmarks/jedit_startup.py), on ``display``."""
+    import jedit_startup
+
+    home = work / "jedit"
+    home.mkdir()
+    args = jedit_startup.java_args(home)
+
+    def prepare(_cwd: Path) -> None:
+        jedit_startup.fresh_settings(home)
+
+    def verify(_cwd: Path) -> str | None:
+        return None if jedit_startup.view_was_shown(home) else "jEdit did not show its first view"
+
+    return Workload("jedit", args, "until the first view shows", prepare, normalize=lambda out: "",
+                    env={"DISPLAY": display}, verify=verify)
+
+
 def jacoco_agent(work: Path) -> Path | None:
     """A runnable JaCoCo agent jar assembled from Debian's jars (its own agent jar has no
     Premain-Class): a manifest naming the agent's PreMain and its jars on the Class-Path."""
@@ -260,8 +290,11 @@ def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None
         if cache_dir is not None:
             options += f",cache={cache_dir}"
         args = [*variant.jvm, f"-javaagent:{variant.agent or agent}={options}", *args]
-    seconds, result = timed_run(java, args, cwd)
+    seconds, result = timed_run(java, args, cwd, workload.env)
     samples.seconds.setdefault(variant.label, []).append(seconds)
+    problem = workload.verify(cwd) if workload.verify else None
+    if problem:
+        samples.problems.append(f"{variant.label} run {i}: {problem}")
     same = (lambda out: workload.normalize(out)) if workload.normalize else (lambda out: out)
     if reference is not None and (result.returncode != reference.returncode
                                   or same(result.stdout) != same(reference.stdout)):
@@ -365,9 +398,6 @@ def report(results: dict[str, Samples], runs: int) -> None:
         if "blocking-off" in j.seconds:
             print(f"  cost of the clock stamps around blocking calls: traced / blocking=off = "
                   f"{ratio(j, 'traced', 'blocking-off'):.3f}")
-        if "jacoco" in j.seconds:
-            print(f"  JaCoCo (reference, no trace): {ratio(j, 'jacoco'):.2f}x untraced; traced / JaCoCo = "
-                  f"{ratio(j, 'traced', 'jacoco'):.2f}")
     for name, s in results.items():
         if "baseline" in s.seconds:
             print(f"  {name}: traced (this build) / baseline agent = {ratio(s, 'traced', 'baseline'):.3f} "
@@ -378,6 +408,12 @@ def report(results: dict[str, Samples], runs: int) -> None:
     if "ant" in results:
         a = results["ant"]
         line(f"ant, small project <= {TARGET_ANT_SLOWDOWN}x", ratio(a, "traced"), ratio(a, "traced") <= TARGET_ANT_SLOWDOWN)
+    if "jedit" in results:
+        e = results["jedit"]
+        line(f"jEdit start-up <= {TARGET_JEDIT_SLOWDOWN}x", ratio(e, "traced"), ratio(e, "traced") <= TARGET_JEDIT_SLOWDOWN)
+    for name, s in results.items():
+        if "jacoco" in s.seconds:
+            print(f"  {name}: traced / JaCoCo = {ratio(s, 'traced', 'jacoco'):.2f} (JaCoCo {ratio(s, 'jacoco'):.2f}x untraced)")
     checks = [(name, c) for name, s in results.items() for c in s.checks]
     if checks:
         print()
@@ -394,18 +430,21 @@ def report(results: dict[str, Samples], runs: int) -> None:
         print("nothing lost: every run printed the untraced output and exit status, no event was lost")
     print()
     print("README table:")
-    print("| workload | untraced | traced | slowdown | bytes/event |")
-    print("|---|---|---|---|---|")
+    print("| workload | untraced | traced | slowdown | level=method | JaCoCo | traced/JaCoCo | bytes/event |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, s in results.items():
         if "traced" not in s.seconds:
             continue
         events = median(s.events.get("traced", []))
         per = f"{median(s.event_bytes['traced']) / events:.3f}" if events else "—"
+        method = f"{ratio(s, 'method'):.1f}x" if "method" in s.seconds else "—"
+        jacoco = f"{ratio(s, 'jacoco'):.2f}x" if "jacoco" in s.seconds else "—"
+        per_jacoco = f"{ratio(s, 'traced', 'jacoco'):.1f}" if "jacoco" in s.seconds else "—"
         print(f"| {name} | {median(s.seconds['untraced']):.2f} s | {median(s.seconds['traced']):.2f} s | "
-              f"{ratio(s, 'traced'):.1f}x | {per} |")
+              f"{ratio(s, 'traced'):.1f}x | {method} | {jacoco} | {per_jacoco} | {per} |")
 
 
-WORKLOADS = ["hello", "kernel", "ant", "javac"]
+WORKLOADS = ["hello", "kernel", "ant", "javac", "jedit"]
 
 
 def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
@@ -416,8 +455,9 @@ def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
     if name == "javac":
         v += [Variant("method", "level=method"), Variant("blocking-off", "blocking=off"),
               Variant("zlib", "", jvm=("-Djbgui.codec=zlib",))]
-        if jacoco:
-            v.append(Variant("jacoco", None, jacoco=True))
+    if jacoco and name != "hello":
+        # the reference cost of instrumentation without a trace (a hello world would time its start-up)
+        v.append(Variant("jacoco", None, jacoco=True))
     if only:
         v = [x for x in v if x.label in ("untraced", "baseline") or x.label in only]
     return v
@@ -449,10 +489,20 @@ def main(argv: list[str] | None = None) -> int:
     jacoco = jacoco_agent(work)
     print(f"JDK {java_home}; agent {agent}; JaCoCo {jacoco or 'missing (apt-get install libjacoco-java)'}; "
           f"work dir {work}", file=sys.stderr)
+    stack = contextlib.ExitStack()
     try:
         results: dict[str, Samples] = {}
         for name in args.workload or WORKLOADS:
-            if name == "hello":
+            if name == "jedit":
+                import jedit_startup
+
+                try:
+                    display = stack.enter_context(jedit_startup.xvfb_display())
+                except jedit_startup.JeditMissing as missing:
+                    print(f"bench_recorder: jedit skipped: {missing}", file=sys.stderr)
+                    continue
+                workload = jedit_workload(work, display)
+            elif name == "hello":
                 workload = hello_workload(java_home, work)
             elif name == "kernel":
                 workload = kernel_workload(java_home, work)
@@ -465,8 +515,10 @@ def main(argv: list[str] | None = None) -> int:
             results[name] = measure(workload, variants_of(name, jacoco, args.baseline_agent, args.variant), java,
                                     agent, jacoco, args.runs, work,
                                     not args.no_check, args.keep)
+        stack.close()
         report(results, args.runs)
     finally:
+        stack.close()
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     return 0

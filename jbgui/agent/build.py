@@ -39,9 +39,17 @@ ASM_MODULES = ("asm", "asm-tree", "asm-analysis", "asm-util")
 DEFAULT_ASM_DIR = Path("/usr/share/java")
 # The oldest JDK the recorder supports is 17 (it uses Class.isHidden, JDK 15+).
 JAVA_RELEASE = "17"
-# Sources that use JDK internals, and the exports they are compiled with.
-JDK_INTERNAL_SOURCES = ("jbgui/runtime/ThreadObjects.java",)
-JDK_INTERNAL_EXPORTS = ("java.base/jdk.internal.misc=ALL-UNNAMED",)
+# Sources that use JDK internals, and the exports they are compiled with. ThreadObjects reads
+# Thread fields with Unsafe. The probes' runtime (Tracer, ThreadTrace, ThreadRegistry) marks the
+# probes' slow paths (a full buffer's hand-off to the writer, a receiver class missing from the
+# thread's cache, a thread's first event) @jdk.internal.vm.annotation.DontInline, which HotSpot
+# honours in classes of the bootstrap loader, where the runtime is defined. Without it C2 inlined
+# the whole hand-off into every probe of every hot method (its call site runs thousands of times,
+# so the JIT rated it hot): in a traced javac String.charAt compiled to 190 KB of machine code in
+# 1.7 s, HashMap.getNode in 4.5 s (JFR's jdk.Compilation events).
+JDK_INTERNAL_SOURCES = ("jbgui/runtime/ThreadObjects.java", "jbgui/runtime/Tracer.java",
+                        "jbgui/runtime/ThreadTrace.java", "jbgui/runtime/ThreadRegistry.java")
+JDK_INTERNAL_EXPORTS = ("java.base/jdk.internal.misc=ALL-UNNAMED", "java.base/jdk.internal.vm.annotation=ALL-UNNAMED")
 
 
 class AgentBuildError(Exception):
@@ -110,6 +118,7 @@ def build_key(sources: list[Path], asm_jars: list[Path]) -> str:
         digest.update(jar.name.encode())
         digest.update(jar.read_bytes())
     digest.update(JAVA_RELEASE.encode())
+    digest.update(" ".join(NO_INVOKEDYNAMIC + JDK_INTERNAL_SOURCES + JDK_INTERNAL_EXPORTS).encode())
     return digest.hexdigest()[:16]
 
 
@@ -146,6 +155,13 @@ def _manifest() -> bytes:
     ).encode()
 
 
+# String concatenation compiled to StringBuilder calls, not invokedynamic: the first indy call
+# site bootstraps java.lang.invoke, whose classes the agent has just instrumented, on the traced
+# program's main thread at start-up (perf: a tenth of a traced hello world's CPU). The agent's
+# sources use no lambdas for the same reason; tests/agent/test_no_invokedynamic.py checks the jars.
+NO_INVOKEDYNAMIC = ("-XDstringConcat=inline",)
+
+
 def _build_into(target: Path) -> None:
     java_home = find_java_home()
     asm_jars = _library_jars()
@@ -160,10 +176,12 @@ def _build_into(target: Path) -> None:
         # javac refuses --add-exports of a system module with --release, so the few classes that
         # use JDK internals are compiled first with -source/-target (their API is the same on
         # every JDK the agent supports) and the rest against them with --release.
-        _javac([javac, "-source", JAVA_RELEASE, "-target", JAVA_RELEASE, "-nowarn", "-Xlint:none",
+        _javac([javac, "-source", JAVA_RELEASE, "-target", JAVA_RELEASE, *NO_INVOKEDYNAMIC, "-nowarn", "-Xlint:none",
                 "-encoding", "UTF-8", *(a for pkg in JDK_INTERNAL_EXPORTS for a in ("--add-exports", pkg)),
+                # the other classes they use are read from their sources and compiled below
+                "-sourcepath", str(JAVA_SOURCES), "-implicit:none",
                 "-d", str(classes), *map(str, internal)])
-        _javac([javac, "--release", JAVA_RELEASE, "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
+        _javac([javac, "--release", JAVA_RELEASE, *NO_INVOKEDYNAMIC, "-nowarn", "-Xlint:none", "-encoding", "UTF-8",
                 "-cp", os.pathsep.join(map(str, [classes, *asm_jars])), "-d", str(classes),
                 *(str(p) for p in sources if p not in internal)])
         out = work / "jars"

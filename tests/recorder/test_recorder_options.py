@@ -120,3 +120,23 @@ def test_without_exception_exit_events(jdk, record, untraced_run, facts, tmp_pat
     assert from_facts == (7, 3, 0)
     assert trace.count_extended(layout.EXT_EXCEPTION_EXIT) == 0
     assert trace.count_extended(layout.EXT_THROWABLE) == 0  # comes with EXCEPTION_EXIT only
+
+
+def test_record_off_instruments_and_records_nothing(jdk, record, untraced_run):
+    """record=off: every class instrumented as usual, no event recorded. Every thread then gets
+    the shared discarding trace from Tracer.enter (ThreadTrace.DISCARD), several threads at once
+    (the multithread program: workers, a pool, a producer and a consumer): the program prints and
+    exits as untraced, and the trace is complete and empty."""
+    import json
+
+    untraced = untraced_run("multithread", jdk)
+    run = record("multithread", jdk, record="off")
+    assert run.exit_code == untraced.exit_code == 0, run.describe()
+    assert run.stdout == untraced.stdout
+    meta = json.loads((run.trace_dir / "trace.json").read_text())
+    assert meta["status"] == "complete"
+    assert meta["agent"]["options"]["record"] is False
+    assert meta["counts"]["events"] == 0 and meta["counts"]["lost_events"] == 0
+    assert meta["counts"]["classes_instrumented"] > 100
+    assert not list((run.trace_dir / "events").glob("*.jbt")) or all(
+        p.stat().st_size <= layout.STREAM_HEADER_SIZE for p in (run.trace_dir / "events").glob("*.jbt"))

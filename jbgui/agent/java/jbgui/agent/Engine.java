@@ -166,18 +166,28 @@ public final class Engine {
     }
 
     private static void registerShutdownHook() {
-        Runnable hook = () -> TraceWriter.shutdown("shutdown");
+        // Anonymous classes, not lambdas: a lambda's first call bootstraps java.lang.invoke
+        // (instrumented, at start-up), which cost tens of milliseconds of every traced run.
+        final Runnable hook = new Runnable() {
+            @Override
+            public void run() {
+                TraceWriter.shutdown("shutdown");
+            }
+        };
         try {
             Class<?> secrets = Class.forName("jdk.internal.access.SharedSecrets");
             Object access = secrets.getMethod("getJavaLangAccess").invoke(null);
             Method register = Class.forName("jdk.internal.access.JavaLangAccess")
                     .getMethod("registerShutdownHook", int.class, boolean.class, Runnable.class);
-            register.invoke(access, SHUTDOWN_SLOT, false, (Runnable) () -> {
-                jbgui.runtime.ThreadTrace guard = Tracer.guardCurrentThread();
-                try {
-                    hook.run();
-                } finally {
-                    Tracer.unguard(guard);
+            register.invoke(access, SHUTDOWN_SLOT, false, new Runnable() {
+                @Override
+                public void run() {
+                    jbgui.runtime.ThreadTrace guard = Tracer.guardCurrentThread();
+                    try {
+                        hook.run();
+                    } finally {
+                        Tracer.unguard(guard);
+                    }
                 }
             });
         } catch (ReflectiveOperationException | RuntimeException e) {

@@ -235,13 +235,11 @@ final class MethodElements {
             s.append("   </exception_handler_list>\n");
         }
         if (instructions) {
+            java.util.function.ToIntFunction<LabelNode> labelOffsets = new LabelOffsets(ba, f);
             s.append("   <instructions>");
             for (int i = from; i < to; i++) {
                 int offset = f.offsets == null ? i : f.offsets[i];
-                s.append(i == from ? "" : listingSeparator).append(Xml.text(Listing.line(ba.insns[i], offset, l -> {
-                    Integer idx = ba.labelIndex.get(l);
-                    return idx == null ? -1 : f.offsets == null ? idx : f.offsets[idx];
-                })));
+                s.append(i == from ? "" : listingSeparator).append(Xml.text(Listing.line(ba.insns[i], offset, labelOffsets)));
             }
             s.append("</instructions>\n");
         }
@@ -249,6 +247,23 @@ final class MethodElements {
     }
 
     /** The source line of each instruction (0 where the class has none). */
+    /** A jump target's offset in the listing (a class, not a lambda: no invokedynamic in the agent). */
+    private static final class LabelOffsets implements java.util.function.ToIntFunction<LabelNode> {
+        private final BlockAnalysis ba;
+        private final MethodFacts f;
+
+        LabelOffsets(BlockAnalysis ba, MethodFacts f) {
+            this.ba = ba;
+            this.f = f;
+        }
+
+        @Override
+        public int applyAsInt(LabelNode l) {
+            Integer idx = ba.labelIndex.get(l);
+            return idx == null ? -1 : f.offsets == null ? idx : f.offsets[idx];
+        }
+    }
+
     private static int[] lineOfEach(MethodNode mn, BlockAnalysis ba) {
         int[] lines = new int[ba.insns.length];
         java.util.Map<LabelNode, Integer> lineAt = new java.util.IdentityHashMap<>();

@@ -1,5 +1,7 @@
 package jbgui.runtime;
 
+import jdk.internal.vm.annotation.DontInline;
+
 import java.util.ArrayList;
 import java.util.List;
 
@@ -60,6 +62,7 @@ public final class ThreadRegistry {
         return currentSlow(me);
     }
 
+    @DontInline
     private static ThreadTrace currentSlow(Thread thread) {
         Table t = table;
         Thread[] keys = t.keys;

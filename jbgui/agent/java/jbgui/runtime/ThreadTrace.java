@@ -1,5 +1,7 @@
 package jbgui.runtime;
 
+import jdk.internal.vm.annotation.DontInline;
+
 
 /**
  * One thread's event buffer and tracer state.
@@ -18,6 +20,16 @@ public final class ThreadTrace {
     static final ThreadTrace IGNORED = new ThreadTrace(1);
     /** An empty slot of ThreadRegistry's table (never null there, so its lookup needs no null check). */
     static final ThreadTrace EMPTY = new ThreadTrace(1);
+    /**
+     * What Tracer.enter gives a frame that must record nothing (the tracer runs on its thread, the
+     * thread is the tracer's own or not registered yet): a closed trace whose events are dropped.
+     * The probes then never test for null: a frame's trace is always an object, which the JIT
+     * proves once (a free implicit check) instead of testing, and merging again, at every block;
+     * the shared profile of that test (tracer threads run traced JDK code) made it a real branch
+     * everywhere. Threads may share it, so its stores are kept in bounds by the index mask of
+     * {@link #put}, whatever its racing position says.
+     */
+    static final ThreadTrace DISCARD = new ThreadTrace();
 
     private static final int RECEIVER_CACHE = 1024;
 
@@ -45,6 +57,17 @@ public final class ThreadTrace {
         this.buf = new int[1];
         this.receiverKeys = null;
         this.receiverIds = null;
+    }
+
+    /** {@link #DISCARD}. */
+    private ThreadTrace() {
+        this.thread = null;
+        this.index = 0;
+        this.guard = 1;
+        this.closed = true;
+        this.buf = new int[EventLayout.BUFFER_MAX_EVENTS];
+        this.receiverKeys = new Class<?>[RECEIVER_CACHE];
+        this.receiverIds = new int[RECEIVER_CACHE];
     }
 
     ThreadTrace(Thread thread, int index) {
@@ -112,11 +135,12 @@ public final class ThreadTrace {
      * reaches {@link #overflow}, which hands it to the shared stream.
      */
     void put(int event) {
-        int p = pos;
         int[] b = buf;
-        b[p++] = event;
-        pos = p;
-        if (p == b.length) {
+        int p = pos;
+        // A recording thread's own trace has p < b.length here; the mask keeps DISCARD's racing
+        // writers within its BUFFER_MAX_EVENTS words. Written so as to stay at 35 bytes.
+        b[p & (EventLayout.BUFFER_MAX_EVENTS - 1)] = event;
+        if ((pos = p + 1) == b.length) {
             overflow();
         }
     }
@@ -124,7 +148,9 @@ public final class ThreadTrace {
     /** Two events that must stay adjacent (a method start and its receiver). */
     void put2(int first, int second) {
         if (SHARED) {
-            SharedStream.put2(this, first, second);
+            if (!closed) {
+                SharedStream.put2(this, first, second);
+            }
             return;
         }
         put(first);
@@ -132,7 +158,12 @@ public final class ThreadTrace {
     }
 
     /** The buffer is full: hand it over (mode 2) or pass the one event on (mode 1). */
+    @DontInline
     private void overflow() {
+        if (closed) {
+            pos = 0;
+            return;
+        }
         if (SHARED) {
             pos = 0;
             SharedStream.put(this, buf[0]);
@@ -263,6 +294,7 @@ public final class ThreadTrace {
         return classIdSlow(c, h);
     }
 
+    @DontInline
     private int classIdSlow(Class<?> c, int h) {
         guard++;
         try {

@@ -1,11 +1,14 @@
 package jbgui.runtime;
 
+import jdk.internal.vm.annotation.DontInline;
+
 /**
  * The static entry points that instrumented code calls. Each must be cheap, must never throw
  * into the program, and must record nothing while the tracer itself runs on the thread.
  *
  * <p>The probe protocol (see jbgui.instr.ProbeInserter): at method entry
- * {@code ThreadTrace t = enter(start)} (or {@link #enterInstance} with {@code this}); at each
+ * {@code ThreadTrace t = enter(start)} (or {@link #enterInstance} with {@code this}; never null,
+ * ThreadTrace.DISCARD where nothing may be recorded); at each
  * basic block {@code block(t, start, index)}; before each return {@code exit(t, start)}; in a
  * catch-all handler around the body {@code exceptionExit(throwable, t, start)}, then rethrow.
  * {@code start} is the method's start event word, from which the others follow (EventLayout).
@@ -24,7 +27,11 @@ public final class Tracer {
 
     // The probes are kept within HotSpot's MaxInlineSize (35 bytes of bytecode): beyond it C1
     // never inlines them and C2 only at hot call sites, and a real call per probe cost more than
-    // the recording (-XX:+PrintInlining showed "callee is too large" on most call sites).
+    // the recording (-XX:+PrintInlining showed "callee is too large" on most call sites). Their
+    // slow paths are @DontInline (jdk.internal.vm.annotation, honoured in the boot loader's
+    // classes): see jbgui.agent.build.JDK_INTERNAL_SOURCES. @ForceInline on the fast paths was
+    // measured and left out: C1 then inlined every buffer store, with its profiling, into every
+    // probe (C1 code 32 MB instead of 21, traced javac's process CPU up by a third).
 
     public static ThreadTrace enter(int event) {
         ThreadTrace t = ThreadRegistry.current();
@@ -32,7 +39,7 @@ public final class Tracer {
             t.start(event);
             return t;
         }
-        return null;
+        return ThreadTrace.DISCARD;
     }
 
     public static ThreadTrace enterInstance(int event, Object self) {
@@ -41,21 +48,23 @@ public final class Tracer {
             t.startInstance(event, self);
             return t;
         }
-        return null;
+        return ThreadTrace.DISCARD;
     }
 
+    /** A block; {@code t} is what enter returned, never null (ThreadTrace.DISCARD records nothing). */
     public static void block(ThreadTrace t, int start, int index) {
-        if (BLOCKS && t != null) {
+        if (BLOCKS) {
             t.put(start + EventLayout.BLOCK_FROM_START + index);
         }
     }
 
     public static void exit(ThreadTrace t, int start) {
-        if (END && t != null) {
+        if (END) {
             t.put(start + EventLayout.END_FROM_START);
         }
     }
 
+    @DontInline
     public static void exceptionExit(Throwable thrown, ThreadTrace t, int start) {
         if (EXCEPTION_EXIT && t != null) {
             int classId = thrown == null ? 0 : t.classId(thrown.getClass());
@@ -68,6 +77,7 @@ public final class Tracer {
      * jbgui.instr.BlockingCalls): an exact clock sample at the thread's current event position,
      * so that the blocked time is known exactly instead of spread over a buffer's events.
      */
+    @DontInline
     public static void blockingEnter(ThreadTrace t) {
         if (BLOCKING_STAMPS && t != null) {
             t.stamp(false);
@@ -75,6 +85,7 @@ public final class Tracer {
     }
 
     /** Stamps the clock when a call that may block has returned (see {@link #blockingEnter}). */
+    @DontInline
     public static void blockingExit(ThreadTrace t) {
         if (BLOCKING_STAMPS && t != null) {
             t.stamp(true);

@@ -1,0 +1,97 @@
+"""The probes' slow paths are never inlined into the traced code (jbgui.agent.build explains why).
+
+The runtime marks them ``@jdk.internal.vm.annotation.DontInline``, an annotation HotSpot honours
+only in classes of the bootstrap loader: it takes the runtime being defined there, and the class
+files carrying the annotation, for the JIT compilers to say "don't inline by annotation" at every
+call site of the hand-off of a full buffer (``ThreadTrace.overflow``) and of a thread's lookup
+miss (``ThreadRegistry.currentSlow``). Before, C2 rated the hand-off's call site hot (it runs
+once per buffer, thousands of times) and inlined the whole hand-off to the writer into every
+probe: methods of a few bytes compiled to a hundred kilobytes of machine code. The program here
+fills the buffer hundreds of times; -XX:+PrintInlining lists what the compilers decided.
+"""
+
+from __future__ import annotations
+
+import re
+
+from classfile import code_lengths
+
+PRINT_INLINING = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+PrintInlining"]
+
+
+def decisions(stdout: str, callee: str) -> list[str]:
+    """What the compilers said at each call site of ``callee`` (``jbgui.runtime.Class::method``):
+    ``inline (hot)``, ``don't inline by annotation``, … (JDK 25 writes a refusal as ``failed to
+    inline: …``; the compiler threads' lines may run into each other, so only the first words
+    count)."""
+    pattern = re.compile(r"@ \d+\s+" + re.escape(callee) + r" \(\d+ bytes\)\s+(?:failed to inline: )?([a-z' ]+)")
+    return [m.group(1).strip() for m in pattern.finditer(stdout)]
+
+
+def inlined(decision: str) -> bool:
+    return decision.startswith(("inline", "force inline"))
+
+
+def test_decisions_are_read_from_print_inlining():
+    """The reader finds a decision and tells an inlined call from a refused one."""
+    out = ("      @ 29   jbgui.runtime.ThreadTrace::overflow (28 bytes)   don't inline by annotation\n"
+           "    @ 17   jbgui.runtime.ThreadTrace::put (33 bytes)   inline (hot)\n"
+           "      @ 29   jbgui.runtime.ThreadTrace::overflow (28 bytes)   failed to inline: don't inline by annotation\n"
+           "    @ 17   jbgui.runtime.ThreadTrace::overflow (28 bytes)   inline (hot)   @ 3 x.Y::z (1 bytes)\n")
+    said = decisions(out, "jbgui.runtime.ThreadTrace::overflow")
+    assert said == ["don't inline by annotation"] * 2 + ["inline"]
+    assert [inlined(d) for d in said] == [False, False, True]
+    assert decisions(out, "jbgui.runtime.ThreadTrace::put") == ["inline"]
+
+
+def test_slow_paths_are_not_inlined(record, jdk):
+    run = record("hot_loop", jdk, jvm_args=PRINT_INLINING)
+    assert run.exit_code == 0, run.describe()
+    assert "sum 33863034100160" in run.stdout
+    for slow in ("jbgui.runtime.ThreadTrace::overflow", "jbgui.runtime.ThreadRegistry::currentSlow"):
+        said = decisions(run.stdout, slow)
+        assert "don't inline by annotation" in said, (slow, sorted(set(said)))
+        assert not any(inlined(d) for d in said), (slow, sorted(set(said)))
+    # the fast path the probes call stays small enough to be inlined
+    assert any(inlined(d) for d in decisions(run.stdout, "jbgui.runtime.ThreadTrace::put"))
+
+
+# --------------------------------------------------------------------------------------------
+# The probes' fast paths fit HotSpot's MaxInlineSize (35 bytes of bytecode): beyond it C2 inlines
+# a method only where the call site is hot, and a probe that is a real call costs more than the
+# event it records. A mask or a check added to ThreadTrace.put took it to 36 bytes once.
+
+MAX_INLINE_SIZE = 35
+FAST_PATHS = {
+    "jbgui/runtime/Tracer": ("enter", "enterInstance", "block", "exit"),
+    "jbgui/runtime/ThreadTrace": ("put", "put2", "start", "startInstance", "receiverWord", "classId"),
+    "jbgui/runtime/ThreadRegistry": ("current",),
+    "jbgui/runtime/ThreadObjects": ("id",),
+}
+
+
+def test_code_lengths_are_read_from_class_files(tmp_path, default_jdk):
+    """The reader gives javac's own count: a method of three instructions is 3 bytes long."""
+    import subprocess
+
+    (tmp_path / "A.java").write_text("class A { int x; int get() { return x; } void big(int i) { x = i * 31 + 7; } }\n")
+    subprocess.run([default_jdk.javac, "-d", str(tmp_path), str(tmp_path / "A.java")], check=True)
+    lengths = code_lengths((tmp_path / "A.class").read_bytes())
+    assert lengths["get"] == 5                                    # aload_0 getfield #2 ireturn
+    assert lengths["big"] == 12 and lengths["<init>"] == 5   # aload_0 iload_1 bipush imul bipush iadd putfield return
+
+
+def test_probe_fast_paths_fit_max_inline_size(agent_jar):
+    import zipfile
+
+    from jbgui.agent import build
+
+    with zipfile.ZipFile(agent_jar.parent / build.RUNTIME_JAR) as jar:
+        too_big = {}
+        for cls, methods in FAST_PATHS.items():
+            lengths = code_lengths(jar.read(cls + ".class"))
+            for m in methods:
+                assert m in lengths, f"{cls}.{m} is gone: update FAST_PATHS"
+                if lengths[m] > MAX_INLINE_SIZE:
+                    too_big[f"{cls}.{m}"] = lengths[m]
+    assert not too_big, f"probe fast paths over {MAX_INLINE_SIZE} bytes: {too_big}"
