@@ -43,18 +43,8 @@ _METHODS_TABLE = "methods_table.npz"
 CHECK_GROUPS = True
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def _pair_slot(table, key):
-    """Slot of ``key`` in an open-addressing table of (key, value) pairs side by side
-    (``table[2 * slot]``, ``table[2 * slot + 1]``; linear probing, EMPTY ends a probe): a lookup
-    that finds its key reads one cache line, not one in a key array and one in a value array."""
-    mask = (len(table) >> 1) - 1
-    i = (((key ^ (key >> 29)) * 0x5851F42D4C957F2D) >> 17) & mask
-    while True:
-        k = table[2 * i]
-        if k == key or k == _EMPTY:
-            return i
-        i = (i + 1) & mask
+# one probe rule for both: the run's table here is the one cct builds
+_pair_slot = CCT._pair_slot
 
 
 @numba.njit(cache=True, nogil=True)

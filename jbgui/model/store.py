@@ -157,11 +157,17 @@ def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
         plain[_PACKED] = np.array(json.dumps(packed))
     np.savez(buf, **plain)
     payload = zstandard.ZstdCompressor(level=3, write_checksum=True).compress(buf.getvalue())
+    _write_replacing(path, [_HEADER.pack(ARRAYS_MAGIC, ARRAYS_VERSION, len(payload), zlib.crc32(payload)), payload])
+
+
+def _write_replacing(path: Path, parts) -> None:
+    """``parts`` (bytes) written to a temporary name beside ``path`` and renamed over it: a reader
+    sees the old file or the whole new one, never half of it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "xb") as f:
-            f.write(_HEADER.pack(ARRAYS_MAGIC, ARRAYS_VERSION, len(payload), zlib.crc32(payload)))
-            f.write(payload)
+            for part in parts:
+                f.write(part)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -232,20 +238,8 @@ def save_columns(path: Path, arrays: dict[str, np.ndarray]) -> None:
     crc = 0
     for frame in frames:
         crc = zlib.crc32(frame, crc)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "xb") as f:
-            f.write(_COLUMNS_HEADER.pack(COLUMNS_MAGIC, COLUMNS_VERSION, len(body), zlib.crc32(body), crc))
-            f.write(body)
-            for frame in frames:
-                f.write(frame)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    _write_replacing(path, [_COLUMNS_HEADER.pack(COLUMNS_MAGIC, COLUMNS_VERSION, len(body), zlib.crc32(body), crc),
+                            body, *frames])
 
 
 class ColumnFile:
