@@ -11,7 +11,7 @@ with ``jbtrace stats`` or the explorer). javac's own classes are JDK classes, so
 given as --include com.sun.tools.javac (the default). Prints each step's median and the target.
 
 The run's calling-context trees are kept in one compressed column file beside the replay
-(``analysis/replay/cct-run-v1.zst``, :mod:`jbgui.model.cct`): "merged tree" once cached is reading
+(``analysis/replay/cct-run-v2.zst``, :mod:`jbgui.model.cct`): "merged tree" once cached is reading
 it (frames decoded on two threads) and summing the threads' weights into the forest. The GUI runs
 these steps on worker threads, the views in parallel; here they run one after the other.
 """

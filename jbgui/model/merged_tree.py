@@ -315,35 +315,7 @@ def _subtract_children(parent, incl):
     return own
 
 
-@numba.njit(cache=True, nogil=True)
-def _csr_in(parent, start, out):
-    """Counts by parent, their running sums, then each child placed at its parent's next
-    place; that moves each parent's start to the next parent's, so the starts are shifted back
-    (no array of fill positions: ten million nodes' worth of pages less to touch)."""
-    n = len(parent)
-    for i in range(n):
-        if parent[i] >= 0:
-            start[parent[i] + 1] += 1
-    for i in range(n):
-        start[i + 1] += start[i]
-    for i in range(n):
-        p = parent[i]
-        if p >= 0:
-            out[start[p]] = i
-            start[p] += 1
-    for i in range(n, 0, -1):
-        start[i] = start[i - 1]
-    start[0] = 0
-
-
-def _csr(parent):
-    """Children lists in node order (a counting sort by parent)."""
-    n = len(parent)
-    idx = np.int32 if n < 2**31 - 1 else np.int64     # half the pages to touch (see _remerge)
-    start = np.zeros(n + 1, idx)
-    out = np.empty(n - int(np.count_nonzero(np.asarray(parent) < 0)), idx)
-    _csr_in(parent, start, out)
-    return start, out
+_csr = CCT.children_csr      # one counting sort of children for the run's trees and these
 
 
 @numba.njit(cache=True, nogil=True)
@@ -378,38 +350,7 @@ def _subtree_sums(parent, values):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
-def _same_group_ancestor(child_start, child_list, roots, group):
-    """Per node: the nearest ancestor in the same group, -1 when none — a depth-first walk
-    keeping, per group, the deepest node of the current path in it."""
-    n = len(group)
-    out = np.full(n, -1, np.int64)
-    if n == 0:
-        return out
-    top_of = np.full(group.max() + 1, -1, np.int64)
-    stack_node = np.empty(n + 1, np.int64)
-    stack_next = np.empty(n + 1, np.int64)
-    for r in roots:
-        top = 0
-        stack_node[0] = r
-        stack_next[0] = child_start[r]
-        out[r] = top_of[group[r]]
-        top_of[group[r]] = r
-        while top >= 0:
-            node = stack_node[top]
-            nxt = stack_next[top]
-            if nxt < child_start[node + 1]:
-                stack_next[top] = nxt + 1
-                c = child_list[nxt]
-                out[c] = top_of[group[c]]
-                top_of[group[c]] = c
-                top += 1
-                stack_node[top] = c
-                stack_next[top] = child_start[c]
-            else:
-                top_of[group[node]] = out[node]
-                top -= 1
-    return out
+_same_group_ancestor = CCT.same_group_ancestor
 
 
 @numba.njit(cache=True, nogil=True)
@@ -696,7 +637,9 @@ def run_tree(analysis, threads=None, progress=None, cancelled=None) -> Tree:
         shutil.rmtree(Path(analysis.cache_dir) / _OLD_FOREST_DIR, ignore_errors=True)     # 835 MB on javac's
         run = analysis.run_trees(progress, cancelled)
         calls, incl, own, flags = run.forest_tree()
-        return Tree(run.parent, run.key, run.depth, calls, incl, own, flags)
+        tree = Tree(run.parent, run.key, run.depth, calls, incl, own, flags)
+        tree.__dict__["same_key_ancestor"] = run.same_key      # kept with the trees (see cct)
+        return tree
     trees = [thread_tree(t, progress, cancelled) for t in chosen]
     return Tree.concat(trees).remerge()
 
