@@ -754,13 +754,57 @@ def _cache_dir(trace_path: Path) -> Path:
     return cache_root(Path(trace_path))
 
 
+WORK_PREFIX = "replay.tmp-"
+STALE_UNOWNED_SECONDS = 3600    # a work directory of an earlier version (no process id in its name)
+
+
 def _make_work_dir(root: Path) -> Path:
-    """A fresh directory for one replay inside ``root`` (made if missing; never a symlink)."""
+    """A fresh directory for one replay inside ``root`` (made if missing; never a symlink), named
+    after this process, with the work directories of replays whose process is gone removed."""
     root.mkdir(parents=True, exist_ok=True)
     st = os.lstat(root)
     if not stat.S_ISDIR(st.st_mode):
         raise NotADirectoryError(f"{root}: not a directory")
-    return Path(tempfile.mkdtemp(prefix="replay.tmp-", dir=root))
+    _remove_stale_work(root)
+    return Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-", dir=root))
+
+
+def _remove_stale_work(root: Path) -> None:
+    """A replay killed before it could clean up (SIGKILL, a crash, the machine stopping) leaves
+    its work directory, as big as the replay got: removed here when the process named in it is
+    gone (another process's replay still running is left alone), or when it is an earlier
+    version's (no process id) and untouched for an hour."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(WORK_PREFIX):
+            continue
+        owner = entry.name[len(WORK_PREFIX):].split("-", 1)[0]
+        try:
+            if owner.isdigit():
+                if _process_alive(int(owner)):
+                    continue
+            elif time.time() - entry.stat(follow_symlinks=False).st_mtime < STALE_UNOWNED_SECONDS:
+                continue
+            _remove_own(Path(entry.path))
+        except OSError:
+            pass        # someone else's, or gone meanwhile: not ours to insist on
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True                 # another user's process
+    except (OverflowError, ValueError):
+        return False                # a number no process has
+    return True
 
 
 def _remove_own(path: Path) -> None:

@@ -329,6 +329,57 @@ def test_a_failed_replay_removes_only_its_own_work(cached, tmp_path, monkeypatch
     assert sorted(p.name for p in (trace / "analysis").iterdir()) == before
 
 
+SLOW_REPLAY = """
+import sys, time
+from jbgui.model import replay as R
+from jbgui.model.analysis import Analysis
+def stuck(*args, **kwargs):
+    time.sleep(120)
+R.replay_stream = stuck
+Analysis.open(sys.argv[1])
+"""
+
+
+def test_the_work_of_a_killed_replay_is_removed_by_the_next_one(cached, tmp_path):
+    """A replay killed outright (SIGKILL runs no clean-up) leaves its work directory; the next
+    replay removes it once its process is gone, never while it runs, and an earlier version's
+    (no process id in the name) once it is an hour old."""
+    import signal
+    import subprocess
+    import sys
+    import time as _time
+    trace = copy_trace(cached, tmp_path / "t")
+    root = trace / "analysis"
+    child = subprocess.Popen([sys.executable, "-c", SLOW_REPLAY, str(trace)])
+    try:
+        deadline = _time.monotonic() + 60
+        while not list(root.glob(f"replay.tmp-{child.pid}-*")):
+            assert child.poll() is None and _time.monotonic() < deadline, "the child never started its replay"
+            _time.sleep(0.05)
+        (work,) = root.glob(f"replay.tmp-{child.pid}-*")
+        (work / "partial").write_bytes(b"x" * 1000)
+        old_young = root / "replay.tmp-abcdef"      # an earlier version's, just made
+        old_stale = root / "replay.tmp-ghijkl"      # an earlier version's, untouched for two hours
+        for d in (old_young, old_stale):
+            d.mkdir()
+            (d / "T000001").write_bytes(b"x" * 100)
+        two_hours_ago = _time.time() - 7200
+        os.utime(old_stale, (two_hours_ago, two_hours_ago))
+        Analysis.open(trace)                         # replays beside the running child
+        assert work.is_dir() and old_young.is_dir() and not old_stale.exists()
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+        assert work.is_dir()                         # nothing cleaned up after the kill
+        os.utime(trace / "static.xml")               # stale: the next open replays
+        analysis = Analysis.open(trace)
+        assert not work.exists() and old_young.is_dir()
+        assert sorted(p.name for p in root.iterdir() if p.name.startswith("replay")) == ["replay", old_young.name]
+        assert analysis.threads and not analysis.from_cache
+    finally:
+        child.kill()
+        child.wait(30)
+
+
 def test_large_columns_decode_into_unlinked_scratch_mappings(cached, tmp_path, monkeypatch):
     trace = copy_trace(cached, tmp_path / "t", with_cache=True)
     in_memory = Analysis.open(trace).thread("main").calls
