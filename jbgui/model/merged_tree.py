@@ -353,40 +353,6 @@ def _subtree_sums(parent, values):
 _same_group_ancestor = CCT.same_group_ancestor
 
 
-@numba.njit(cache=True, nogil=True)
-def _outermost(child_start, child_list, roots, group):
-    """True for nodes with no ancestor in the same group (method, class...): a depth-first walk
-    that counts, per group, how many of the current path's nodes belong to it."""
-    n = len(group)
-    out = np.zeros(n, np.bool_)
-    if n == 0:
-        return out
-    active = np.zeros(group.max() + 1, np.int64)
-    stack_node = np.empty(n + 1, np.int64)
-    stack_next = np.empty(n + 1, np.int64)
-    for r in roots:
-        top = 0
-        stack_node[0] = r
-        stack_next[0] = child_start[r]
-        out[r] = active[group[r]] == 0
-        active[group[r]] += 1
-        while top >= 0:
-            node = stack_node[top]
-            nxt = stack_next[top]
-            if nxt < child_start[node + 1]:
-                stack_next[top] = nxt + 1
-                c = child_list[nxt]
-                out[c] = active[group[c]] == 0
-                active[group[c]] += 1
-                top += 1
-                stack_node[top] = c
-                stack_next[top] = child_start[c]
-            else:
-                active[group[node]] -= 1
-                top -= 1
-    return out
-
-
 @dataclass
 class Tree:
     """A merged calling-context tree (see the module's docstring). ``incl`` columns are
@@ -487,7 +453,7 @@ class Tree:
         if group is None:
             return self._outermost_keys
         start, lst = self._children
-        return _outermost(start, lst, self.roots, np.asarray(group, np.int64))
+        return _same_group_ancestor(start, lst, self.roots, np.asarray(group, np.int64)) < 0
 
     @cached_property
     def _outermost_keys(self) -> np.ndarray:
