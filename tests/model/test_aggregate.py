@@ -122,8 +122,9 @@ def test_time_and_exceptions_are_summed_per_context(analysis, view):
     start, end = thread.axis.weight_rows(np.asarray(calls.first), np.asarray(calls.last), np.asarray(calls.flags))
     spans = np.maximum(np.rint(thread.axis.times(end) - thread.axis.times(start)), 0)
     assert int(tree.inclusive("time")[tree.roots].sum()) == int(spans[np.asarray(calls.depth) == 0].sum())
+    node_of_row = tree_rows(thread, tree)
     for node in range(min(len(tree), 200)):
-        rows = np.flatnonzero(tree_rows(thread, tree) == node)
+        rows = np.flatnonzero(node_of_row == node)
         assert int(tree.inclusive("time")[node]) == int(spans[rows].sum()), node
     exc = thread.exceptions
     assert int(tree.thrown.sum()) == int(np.count_nonzero(exc["throw_row"] >= 0))

@@ -188,11 +188,35 @@ def compared(record, compile_program, tmp_path_factory):
     return run
 
 
-@pytest.mark.parametrize("program", [
-    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[p])) if p in KNOWN_DIFFERENCES else p
-    for p in sorted(PROGRAMS)
-])
-def test_replay_matches_oracle(program, jdk, compared):
+# On JDKs other than the default the default suite compares the programs whose recording leans
+# on what changes between JDK releases (reflection's and lambdas' machinery, class loading,
+# threads, switch bootstraps); the slow suite compares every program on every JDK. Each
+# comparison is a traced and a debugged JVM (about 8 s).
+EVERY_JDK = ("hello", "exceptions", "reflection", "classloaders", "strict_loaders", "switches", "records",
+             "streams", "multithread")
+
+
+def _program_params(programs):
+    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[p]))
+            if p in KNOWN_DIFFERENCES else p for p in sorted(programs)]
+
+
+@pytest.mark.parametrize("program", _program_params(PROGRAMS))
+def test_replay_matches_oracle(program, jdk, default_jdk, compared):
+    if jdk != default_jdk and program not in EVERY_JDK:
+        pytest.skip("compared on this JDK by the slow suite (test_replay_matches_oracle_on_every_jdk)")
+    _compare(program, jdk, compared)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", _program_params(set(PROGRAMS) - set(EVERY_JDK)))
+def test_replay_matches_oracle_on_every_jdk(program, jdk, default_jdk, compared):
+    if jdk == default_jdk:
+        pytest.skip("compared by the default suite")
+    _compare(program, jdk, compared)
+
+
+def _compare(program, jdk, compared):
     analysis, oracle, traced = compared(program, jdk)
     expected = (PROGRAMS_DIR / program / "expected_stdout.txt").read_text()
     assert oracle.stdout == expected, f"the program behaved differently under JDI:\n{oracle.stderr[-2000:]}"
