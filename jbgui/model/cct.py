@@ -27,8 +27,16 @@ table (millions of nodes, each lookup a cache miss): ten to twenty times fewer o
 per call. The inclusive bytecodes of a stored table come from each call's own count (how the store
 keeps them; see :mod:`jbgui.model.store`) through a stack of the open calls that lives across
 blocks: a call's inclusive count is its own plus its callees', known when it ends, or its patch (a
-call still open when its block was written). The next block is decoded on a second thread while
-one is merged.
+call still open when its block was written).
+
+**Three threads.** One decodes the next block of rows, one merges rows into a local tree, and one
+merges the full local tree before into the thread's tree and the forest (two local trees take
+turns). The builder of a local tree never touches the thread's tree: a call it closes that
+belongs to the thread's tree or to the local tree being merged leaves its inclusive count in a
+short list (:func:`_close_to`) that the merger adds; a node whose parent is in the local tree being
+merged names that parent by its number there (resolved by the merger through the earlier tree's
+node map). Between two local trees the builder waits for the merger, so there is never more than
+one local tree behind it.
 """
 
 from __future__ import annotations
@@ -66,9 +74,13 @@ WEIGHTS = ("calls", "incl_bytecodes", "incl_blocks", "incl_time", "flags", "thro
 # calls and flags (``calls | flags << 32``: a piece has fewer than 2^31 rows, flags fit 32 bits),
 # inclusive bytecodes, blocks and time, and exceptions thrown and caught (``thrown | caught << 32``).
 _L_PTAG, _L_KEYDEPTH, _L_MEMO, _L_CALLS_FLAGS, _L_BC, _L_BLOCKS, _L_TIME, _L_EXC = range(8)
-# A local node's parent tag: 0 at the top, 2t + 1 for thread node t (a call open when the local
-# tree began), 2l + 2 for local node l; packed with the key into one int64.
+# A local node's parent tag: 0 at the top, 3t + 1 for thread node t (a call open when the local
+# tree before began), 3l + 2 for local node l, 3l + 3 for node l of the local tree before (being
+# merged while this one fills); packed with the key into one int64.
 _KEY_BITS = 29          # a key is a method id (< 2^19) or SYNTHETIC_KEY + a call site (< 2^28)
+# What a stack entry's node is (its column 1): a node of the thread's tree, of the local tree
+# filling, or of the local tree before (see the module's docstring).
+_IN_THREAD, _IN_LOCAL, _IN_PREVIOUS = 0, 1, 2
 _LOW = (1 << 32) - 1
 _NO_MEMO = _LOW         # no key is 2^32 - 1
 # A thread's node is a row of 8 int64 too: the weights (:data:`WEIGHTS`) and its last child
@@ -124,18 +136,26 @@ def _pair_rehash(table, slots):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def _close_to(level, st, loc, tw):  # pragma: no cover - numba
+def _close_to(level, st, loc, pend):  # pragma: no cover - numba
     """Close the open calls at ``level`` and above (own counts): each one's inclusive count (its
     patch, else its own count plus its callees') goes to its node and to its caller. ``st``: the
-    stack, rows (node, is local, accumulated, patched, patch value), its height in ``st[-1, 0]``."""
+    stack, rows (node, where the node is: ``_IN_*``, accumulated, patched, patch value), its height
+    in ``st[-1, 0]``. A node of the local tree filling gets its count here; any other node's count
+    is listed in ``pend`` (rows: where, node, count; their number in ``pend[-1, 0]``) for the
+    merger (:func:`_merge_local`), which owns the thread's tree. At most one entry per call that
+    was open when the local tree began: ``pend`` has a row per stack row."""
     top = st[len(st) - 1, 0]
     while top > level:
         top -= 1
         incl = st[top, 4] if st[top, 3] else st[top, 2]
-        if st[top, 1]:
+        if st[top, 1] == _IN_LOCAL:
             loc[st[top, 0], _L_BC] += incl
         else:
-            tw[st[top, 0], _T_BC] += incl
+            k = pend[len(pend) - 1, 0]
+            pend[k, 0] = st[top, 1]
+            pend[k, 1] = st[top, 0]
+            pend[k, 2] = incl
+            pend[len(pend) - 1, 0] = k + 1
         if top > 0:
             st[top - 1, 2] += incl
     st[len(st) - 1, 0] = top
@@ -143,9 +163,10 @@ def _close_to(level, st, loc, tw):  # pragma: no cover - numba
 
 @numba.njit(cache=True, nogil=True)
 def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, own_mode, patch_rows,
-                patch_values, exc_rows, exc_thrown, exc_caught, lt, used, loc, st, tw, state):  # pragma: no cover
+                patch_values, exc_rows, exc_thrown, exc_caught, lt, used, loc, st, pend, state):  # pragma: no cover
     """Merge rows of one piece (preorder, below the open calls of the stack ``st``) into the local
-    tree: rows of ``loc``, their keys in the pair table ``lt``, its filled slots listed in ``used``.
+    tree: rows of ``loc``, their keys in the pair table ``lt``, its filled slots listed in ``used``;
+    closed calls of other trees listed in ``pend`` (:func:`_close_to`).
     ``own_mode``: ``bc`` holds own counts, ``patch_*`` the inclusive counts of patched rows (piece
     rows, sorted); else ``bc`` is inclusive. ``exc_*``: piece rows that threw or caught
     exceptions (sorted), with counts. ``state``: (next row, next exception, next patch, local
@@ -170,7 +191,7 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
             status = -1
             break
         if own_mode:
-            _close_to(d, st, loc, tw)
+            _close_to(d, st, loc, pend)
         if flags[r] & synthetic_mask:
             key = SYNTHETIC_KEY + np.int64(site[r])
         else:
@@ -184,14 +205,17 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
         ptag = 0
         if d > 0:
             p = st[d - 1, 0]
-            plocal = st[d - 1, 1] != 0
+            where = st[d - 1, 1]
+            plocal = where == _IN_LOCAL
             if plocal:
                 memo = loc[p, _L_MEMO]
                 if (memo & _LOW) == key:
                     node = memo >> 32
-                ptag = 2 * p + 2
+                ptag = 3 * p + 2
+            elif where == _IN_THREAD:
+                ptag = 3 * p + 1
             else:
-                ptag = 2 * p + 1
+                ptag = 3 * p + 3
         if node < 0:
             packed = (ptag << _KEY_BITS) | key
             i = _hash(packed) & mask
@@ -226,7 +250,7 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
             loc[node, _L_EXC] += exc_thrown[e] + (exc_caught[e] << 32)
             e += 1
         st[d, 0] = node
-        st[d, 1] = 1
+        st[d, 1] = _IN_LOCAL
         if own_mode:
             st[d, 2] = bc[r]
             while pk < len(patch_rows) and patch_rows[pk] < r:
@@ -249,25 +273,29 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
 
 
 @numba.njit(cache=True, nogil=True)
-def _merge_local(loc, nloc, lt, used, nused, st, gt, f_parent, f_key, f_depth, f_count, tmap,
+def _merge_local(loc, nloc, lt, used, nused, gmap_before, pend, gt, f_parent, f_key, f_depth, f_count, tmap,
                  tw, t_forest, t_parent, t_count, gmap, first):  # pragma: no cover - numba
     """Add the local tree to the thread's tree and the forest: each local node (parents first)
     found or made under its thread parent (the parent's last child first; else the forest node
     under the parent's forest node, by the pair table ``gt``, and the thread's node of that forest
-    node, by ``tmap``), its sums added to the thread node's row of ``tw``. New forest nodes get
+    node, by ``tmap``), its sums added to the thread node's row of ``tw``; each local node's thread
+    node goes to ``gmap`` (``gmap_before``: the local tree before's). New forest nodes get
     ``f_parent``, ``f_key``, ``f_depth`` (``f_count[0]`` nodes); new thread nodes ``t_forest``,
-    ``t_parent`` (``t_count[0]`` nodes). The open calls' local nodes on the stack are replaced by
-    their thread nodes and the local table is emptied. Room is the caller's business. ``first``:
-    the forest was empty when the thread began, so its nodes are the forest's, one for one (no
-    ``tmap`` to look in: half the cache misses of a merge)."""
+    ``t_parent`` (``t_count[0]`` nodes). Then the counts the builder left in ``pend`` are added
+    and the local table is emptied. Room is the caller's business. ``first``: the forest was
+    empty when the thread began, so its nodes are the forest's, one for one (no ``tmap`` to look
+    in: half the cache misses of a merge)."""
     for l in range(nloc):
         ptag = loc[l, _L_PTAG]
+        kind = ptag % 3
         if ptag == 0:
             tp = -1
-        elif ptag & 1:
-            tp = (ptag - 1) >> 1
+        elif kind == 1:
+            tp = (ptag - 1) // 3
+        elif kind == 2:
+            tp = gmap[(ptag - 2) // 3]
         else:
-            tp = gmap[(ptag - 2) >> 1]
+            tp = gmap_before[(ptag - 3) // 3]
         kd = loc[l, _L_KEYDEPTH]
         k = kd & _LOW
         node = -1
@@ -321,13 +349,31 @@ def _merge_local(loc, nloc, lt, used, nused, st, gt, f_parent, f_key, f_depth, f
         if exc:
             tw[node, _T_THROWN] += exc & _LOW
             tw[node, _T_CAUGHT] += exc >> 32
-    height = len(st) - 1
-    for d in range(st[height, 0]):
-        if st[d, 1]:
-            st[d, 0] = gmap[st[d, 0]]
-            st[d, 1] = 0
+    _add_pending(pend, gmap_before, tw)
     for i in range(nused):
         lt[2 * used[i]] = _EMPTY
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_pending(pend, gmap_before, tw):  # pragma: no cover - numba
+    """Add the inclusive counts :func:`_close_to` listed to their thread nodes, and empty the list."""
+    for i in range(pend[len(pend) - 1, 0]):
+        node = pend[i, 1] if pend[i, 0] == _IN_THREAD else gmap_before[pend[i, 1]]
+        tw[node, _T_BC] += pend[i, 2]
+    pend[len(pend) - 1, 0] = 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _restack(st, gmap_before):  # pragma: no cover - numba
+    """Between two local trees, once the one before is merged: the stack's nodes of that tree
+    become thread nodes (by its ``gmap_before``), those of the tree just filled become nodes of
+    the tree before."""
+    for d in range(st[len(st) - 1, 0]):
+        if st[d, 1] == _IN_PREVIOUS:
+            st[d, 0] = gmap_before[st[d, 0]]
+            st[d, 1] = _IN_THREAD
+        elif st[d, 1] == _IN_LOCAL:
+            st[d, 1] = _IN_PREVIOUS
 
 
 # ---------------------------------------------------------------- reading the call columns
@@ -399,6 +445,25 @@ def _pieces(calls) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------- the builder
 
+class _LocalTree:
+    """One local tree's buffers (see :func:`_local_rows`): its node rows, pair table, filled
+    slots, the thread node of each of its nodes once merged, and the counts of other trees' calls
+    it closed (:func:`_close_to`)."""
+
+    def __init__(self, nodes: int):
+        self.lt = np.full(4 * nodes, _EMPTY, np.int64)      # pairs, half full at most
+        self.used = np.empty(nodes, np.int64)
+        self.loc = _rows(nodes)
+        self.gmap = np.empty(nodes, np.int64)
+        self.pend = np.zeros((1, 3), np.int64)
+
+
+def _pending(st: np.ndarray) -> np.ndarray:
+    """An empty list for :func:`_close_to`: a row per stack row (each call open when a local tree
+    begins closes at most once while it fills), the count in the last."""
+    return np.zeros((len(st), 3), np.int64)
+
+
 class _Builder:
     """The forest being built (its table and node columns) and one thread's tree at a time."""
 
@@ -432,11 +497,11 @@ class _Builder:
         widest = max((hi - lo for lo, hi in pieces), default=0)
         exc_rows, exc_thrown, exc_caught = _exception_counts(exceptions, n)
         local = 1 << max(4, min(LOCAL_NODES, len(calls) + 1) - 1).bit_length()     # a power of two
-        lt = np.full(4 * local, _EMPTY, np.int64)      # pairs, half full at most
-        used = np.empty(local, np.int64)
-        loc = _rows(local)
-        gmap = np.empty(local, np.int64)
+        # two local trees take turns: one fills while the other is merged (the module's docstring)
+        trees = [_LocalTree(local), _LocalTree(local)]
+        cur = trees[0]
         st = np.zeros((65, 5), np.int64)        # the stack of open calls; its height in the last row
+        cur.pend = _pending(st)
         # a real program makes one context per few dozen calls (javac: 17); grown when needed
         cap = int(min(max(1024, n // GUESS_CALLS_PER_CONTEXT), MAX_GUESS))
         tw = _rows(cap)
@@ -447,9 +512,9 @@ class _Builder:
         if not first and len(self.tmap) < len(self.f[0]):
             self.tmap = np.full(len(self.f[0]), -1, np.int64)
 
-        def merge() -> None:
+        def merge(tree: _LocalTree, gmap_before: np.ndarray, nloc: int, nused: int) -> None:
+            """On the merger's thread: the only code that touches the thread's tree and the forest."""
             nonlocal tw, t_cols
-            nloc = int(state[3])
             t_used, f_used = int(t_count[0]), int(self.f_count[0])
             if t_used + nloc > len(tw):          # at most one new node per local node
                 size = max(t_used + nloc, 4 * len(tw))
@@ -467,8 +532,23 @@ class _Builder:
                 while 2 * (f_used + nloc) > slots:
                     slots *= 2
                 self.gt = _pair_rehash(self.gt, slots)
-            _merge_local(loc, nloc, lt, used, int(state[4]), st, self.gt, *self.f, self.f_count, self.tmap,
-                         tw, *t_cols, t_count, gmap, first)
+            _merge_local(tree.loc, nloc, tree.lt, tree.used, nused, gmap_before, tree.pend, self.gt, *self.f,
+                         self.f_count, self.tmap, tw, *t_cols, t_count, tree.gmap, first)
+
+        merging = None          # the merge of the local tree before
+        before = np.zeros(0, np.int64)      # that tree's node map
+
+        def hand_off() -> None:
+            """The filled local tree to the merger, once the one before is merged; the other
+            tree's buffers to fill."""
+            nonlocal merging, before, cur
+            if merging is not None:
+                merging.result()
+            _restack(st, before)
+            merging = merger.submit(merge, cur, before, int(state[3]), int(state[4]))
+            before = cur.gmap
+            cur = trees[1] if cur is trees[0] else trees[0]
+            cur.pend = _pending(st)
             state[3] = state[4] = 0
 
         def spans_of(cols) -> np.ndarray:
@@ -485,41 +565,49 @@ class _Builder:
             depth = cols["depth"]
             return cols, spans_of(cols), int(depth.max()) + 2 if len(depth) else 2
 
-        # the next piece is decoded on a second thread while this one is merged (zstd and the
-        # kernels release the GIL)
-        with ThreadPoolExecutor(1) as pool:
+        # the next piece is decoded on one thread and the local tree before merged on another
+        # while this one fills (zstd and the kernels release the GIL)
+        with ThreadPoolExecutor(1) as pool, ThreadPoolExecutor(1) as merger:
             ahead = pool.submit(prepared, *pieces[0]) if pieces else None
-            for k, (lo, hi) in enumerate(pieces):
-                if cancelled is not None and cancelled():
+            try:
+                for k, (lo, hi) in enumerate(pieces):
+                    if cancelled is not None and cancelled():
+                        raise Cancelled()
+                    if progress is not None:
+                        progress(rows_before + lo, total)
+                    cols, spans, deepest = ahead.result()
+                    ahead = pool.submit(prepared, *pieces[k + 1]) if k + 1 < len(pieces) else None
+                    if deepest >= len(st) - 1:
+                        grown = np.zeros((max(deepest + 1, 2 * len(st)), 5), np.int64)
+                        grown[:len(st) - 1] = st[:-1]
+                        grown[-1] = st[-1]
+                        st = grown
+                    e0, e1 = np.searchsorted(exc_rows, [lo, hi])
+                    state[:3] = 0
+                    while True:
+                        status = _local_rows(
+                            cols["method"], cols["call_site"], cols["flags"], cols["depth"], cols["bc"],
+                            cols["incl_blocks"], spans, synthetic_mask, own_mode, cols["patch_rows"],
+                            cols["patch_values"], exc_rows[e0:e1] - lo, exc_thrown[e0:e1], exc_caught[e0:e1],
+                            cur.lt, cur.used, cur.loc, st, cur.pend, state)
+                        if status < 0:
+                            error = S.CacheDamaged if own_mode else ValueError
+                            raise error(f"{getattr(calls, 'directory', 'calls')}: a call's depth or method cannot "
+                                        f"be, row {lo + int(state[0])}")
+                        if status == 0:
+                            break
+                        hand_off()
+                hand_off()
+                merging.result()
+            except BaseException:
+                if ahead is not None:
                     ahead.cancel()
-                    raise Cancelled()
-                if progress is not None:
-                    progress(rows_before + lo, total)
-                cols, spans, deepest = ahead.result()
-                ahead = pool.submit(prepared, *pieces[k + 1]) if k + 1 < len(pieces) else None
-                if deepest >= len(st) - 1:
-                    grown = np.zeros((max(deepest + 1, 2 * len(st)), 5), np.int64)
-                    grown[:len(st) - 1] = st[:-1]
-                    grown[-1] = st[-1]
-                    st = grown
-                e0, e1 = np.searchsorted(exc_rows, [lo, hi])
-                state[:3] = 0
-                while True:
-                    status = _local_rows(
-                        cols["method"], cols["call_site"], cols["flags"], cols["depth"], cols["bc"],
-                        cols["incl_blocks"], spans, synthetic_mask, own_mode, cols["patch_rows"],
-                        cols["patch_values"], exc_rows[e0:e1] - lo, exc_thrown[e0:e1], exc_caught[e0:e1], lt, used,
-                        loc, st, tw, state)
-                    if status < 0:
-                        error = S.CacheDamaged if own_mode else ValueError
-                        raise error(f"{getattr(calls, 'directory', 'calls')}: a call's depth or method cannot be, "
-                                    f"row {lo + int(state[0])}")
-                    if status == 0:
-                        break
-                    merge()
-        merge()
+                raise
+        _restack(st, before)            # every open call's node is the thread's now
         if own_mode:
-            _close_to(0, st, loc, tw)
+            pend = _pending(st)
+            _close_to(0, st, cur.loc, pend)
+            _add_pending(pend, before, tw)
         m = int(t_count[0])
         forest_ids, parent = (a[:m] for a in t_cols)
         if not first:

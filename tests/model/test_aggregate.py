@@ -113,6 +113,31 @@ def test_run_tree_merges_identical_paths_of_every_thread(analysis, view):
     assert tree_paths(view.base()) == dict(expected)
 
 
+def _built(analysis) -> dict[str, np.ndarray]:
+    _run, arrays = CCT.build_run(analysis.threads)
+    return arrays
+
+
+@pytest.mark.parametrize("stored", [True, False], ids=["stored-columns", "columns-in-memory"])
+def test_tiny_local_trees_build_the_same_trees(analysis, monkeypatch, stored):
+    """The builder merges a local tree into the thread's tree on another thread while the next one
+    fills (cct's docstring): with local trees of 16 nodes (pieces of 50 rows for columns in memory)
+    every kind of parent, a call closed in a later tree, a merge per few dozen calls, the trees
+    equal those built with one local tree, and the calls aggregated by path."""
+    expected = _built(analysis)
+    assert CCT.LOCAL_NODES > max(len(t.calls) for t in analysis.threads)      # one local tree above
+    monkeypatch.setattr(CCT, "LOCAL_NODES", 16)
+    if not stored:
+        monkeypatch.setattr(CCT, "_stored_reader", lambda calls: None)
+        monkeypatch.setattr(CCT, "PIECE_ROWS", 50)
+    got = _built(analysis)
+    assert sorted(got) == sorted(expected)
+    for name in expected:
+        assert np.array_equal(got[name], expected[name]), name
+    # many local trees filled: the main thread's tree has far more nodes than one holds
+    assert len(main_thread(analysis).calls) > 10_000 and len(expected["key"]) > 20 * 16
+
+
 def test_time_and_exceptions_are_summed_per_context(analysis, view):
     thread = main_thread(analysis)
     tree = view.base(thread.index)
