@@ -217,23 +217,29 @@ def save_columns(path: Path, arrays: dict[str, np.ndarray]) -> None:
     as steps), behind a checked index: what :func:`save_arrays` keeps, for arrays of millions of
     values that :func:`load_columns` must read fast (frames decode on several threads, and no
     archive is unpacked first). Written to a temporary name and renamed into place."""
-    index, frames = {}, []
-    compressor = zstandard.ZstdCompressor(level=3, write_checksum=True)
+    index, jobs = {}, []
     for name, values in arrays.items():
         values = np.asarray(values)
         if values.ndim != 1 or values.dtype.kind not in "iu" or (values.dtype.kind == "u" and values.dtype.itemsize == 8):
             raise ValueError(f"{name}: a column file holds one-dimensional integer arrays (not {values.dtype} {values.shape})")
         flat = values.astype(np.int64, copy=False)
         delta = bool(len(flat) > 1 and np.all(flat[1:] >= flat[:-1]))
-        sizes = []
-        for lo in range(0, len(flat), COLUMN_CHUNK):
-            chunk = flat[lo:lo + COLUMN_CHUNK]
-            if delta:
-                chunk = np.concatenate([chunk[:1], np.diff(chunk)])
-            frame = compressor.compress(pack(_PLANES_ANY, chunk))
-            frames.append(frame)
-            sizes.append([len(chunk), len(frame)])
-        index[name] = {"dtype": values.dtype.str, "rows": len(flat), "delta": delta, "frames": sizes}
+        index[name] = {"dtype": values.dtype.str, "rows": len(flat), "delta": delta, "frames": []}
+        jobs += [(name, flat, lo, delta) for lo in range(0, len(flat), COLUMN_CHUNK)]
+
+    def frame(job) -> bytes:
+        _name, flat, lo, delta = job
+        chunk = flat[lo:lo + COLUMN_CHUNK]
+        if delta:
+            chunk = np.concatenate([chunk[:1], np.diff(chunk)])
+        # a compressor per frame: one is not to be shared between threads
+        return zstandard.ZstdCompressor(level=3, write_checksum=True).compress(pack(_PLANES_ANY, chunk))
+
+    # frames are compressed on two threads (zstd and the packing kernel release the GIL)
+    with ThreadPoolExecutor(2) as pool:
+        frames = list(pool.map(frame, jobs))
+    for (name, flat, lo, _delta), data in zip(jobs, frames):
+        index[name]["frames"].append([min(COLUMN_CHUNK, len(flat) - lo), len(data)])
     body = json.dumps(index).encode()
     crc = 0
     for frame in frames:
