@@ -70,17 +70,22 @@ EXTRA_FIELDS = ("depth", "incl_time", "thrown", "caught")
 WEIGHTS = ("calls", "incl_bytecodes", "incl_blocks", "incl_time", "flags", "thrown", "caught")
 
 # A local node is one row of 8 int64, a cache line: its parent tag, key and depth
-# (``key | depth << 32``), its last child (``key | node << 32``: repeated calls skip the table),
-# calls and flags (``calls | flags << 32``: a piece has fewer than 2^31 rows, flags fit 32 bits),
-# inclusive bytecodes, blocks and time, and exceptions thrown and caught (``thrown | caught << 32``).
-_L_PTAG, _L_KEYDEPTH, _L_MEMO, _L_CALLS_FLAGS, _L_BC, _L_BLOCKS, _L_TIME, _L_EXC = range(8)
+# (``key | depth << 32``), its first child and its next sibling as last seen (each ``key | node <<
+# 32``), calls and flags (``calls | flags << 32``: a piece has fewer than 2^31 rows, flags fit 32
+# bits), inclusive bytecodes, blocks and time. The two memos skip the table for most calls: a
+# method calls much the same sequence of callees each time (a loop's body, a visitor's steps), so
+# a call's node is mostly its previous sibling's (the same callee again) or that sibling's next
+# one, and a first call its parent's first child; both rows are in the core's cache, just used.
+# Exceptions thrown and caught (``thrown | caught << 32``) are rare: a column of their own.
+_L_PTAG, _L_KEYDEPTH, _L_MEMO, _L_CALLS_FLAGS, _L_BC, _L_BLOCKS, _L_TIME, _L_NEXT = range(8)
 # A local node's parent tag: 0 at the top, 3t + 1 for thread node t (a call open when the local
 # tree before began), 3l + 2 for local node l, 3l + 3 for node l of the local tree before (being
 # merged while this one fills); packed with the key into one int64.
 _KEY_BITS = 29          # a key is a method id (< 2^19) or SYNTHETIC_KEY + a call site (< 2^28)
 # What a stack entry's node is (its column 1): a node of the thread's tree, of the local tree
-# filling, or of the local tree before (see the module's docstring).
-_IN_THREAD, _IN_LOCAL, _IN_PREVIOUS = 0, 1, 2
+# filling, or of the local tree before (see the module's docstring); _NO_CALL: no call at that
+# depth since its parent's began (the next call there is a first child).
+_IN_THREAD, _IN_LOCAL, _IN_PREVIOUS, _NO_CALL = 0, 1, 2, -1
 _LOW = (1 << 32) - 1
 _NO_MEMO = _LOW         # no key is 2^32 - 1
 # A thread's node is a row of 8 int64 too: the weights (:data:`WEIGHTS`) and its last child
@@ -163,10 +168,12 @@ def _close_to(level, st, loc, pend):  # pragma: no cover - numba
 
 @numba.njit(cache=True, nogil=True)
 def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, own_mode, patch_rows,
-                patch_values, exc_rows, exc_thrown, exc_caught, lt, used, loc, st, pend, state):  # pragma: no cover
+                patch_values, exc_rows, exc_thrown, exc_caught, lt, used, loc, lexc, st, pend,
+                state):  # pragma: no cover - numba
     """Merge rows of one piece (preorder, below the open calls of the stack ``st``) into the local
-    tree: rows of ``loc``, their keys in the pair table ``lt``, its filled slots listed in ``used``;
-    closed calls of other trees listed in ``pend`` (:func:`_close_to`).
+    tree: rows of ``loc``, their keys in the pair table ``lt``, its filled slots listed in ``used``,
+    exceptions in ``lexc``; closed calls of other trees listed in ``pend`` (:func:`_close_to`).
+    The stack's row below its height is the last call at that depth (a call's previous sibling).
     ``own_mode``: ``bc`` holds own counts, ``patch_*`` the inclusive counts of patched rows (piece
     rows, sorted); else ``bc`` is inclusive. ``exc_*``: piece rows that threw or caught
     exceptions (sorted), with counts. ``state``: (next row, next exception, next patch, local
@@ -187,7 +194,7 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
             status = 1
             break
         d = np.int64(depth[r])
-        if d < 0 or d > st[height, 0] or d >= height:
+        if d < 0 or d > st[height, 0] or d >= height - 1:     # (the row above it is written too)
             status = -1
             break
         if own_mode:
@@ -200,6 +207,16 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
             status = -1
             break
         node = -1
+        # the previous sibling: the same callee again is the same node; else its next sibling
+        sib_where = st[d, 1]
+        sib = st[d, 0]
+        if sib_where == _IN_LOCAL:
+            if (loc[sib, _L_KEYDEPTH] & _LOW) == key:
+                node = sib
+            else:
+                memo = loc[sib, _L_NEXT]
+                if (memo & _LOW) == key:
+                    node = memo >> 32
         p = -1
         plocal = False
         ptag = 0
@@ -208,9 +225,10 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
             where = st[d - 1, 1]
             plocal = where == _IN_LOCAL
             if plocal:
-                memo = loc[p, _L_MEMO]
-                if (memo & _LOW) == key:
-                    node = memo >> 32
+                if node < 0 and sib_where == _NO_CALL:
+                    memo = loc[p, _L_MEMO]
+                    if (memo & _LOW) == key:
+                        node = memo >> 32
                 ptag = 3 * p + 2
             elif where == _IN_THREAD:
                 ptag = 3 * p + 1
@@ -238,19 +256,23 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
                     loc[node, _L_BC] = 0
                     loc[node, _L_BLOCKS] = 0
                     loc[node, _L_TIME] = 0
-                    loc[node, _L_EXC] = 0
+                    loc[node, _L_NEXT] = _NO_MEMO
+                    lexc[node] = 0
                     break
                 i = (i + 1) & mask
-            if plocal:
+            if sib_where == _IN_LOCAL:
+                loc[sib, _L_NEXT] = key | (node << 32)
+            elif plocal and sib_where == _NO_CALL:
                 loc[p, _L_MEMO] = key | (node << 32)
         loc[node, _L_CALLS_FLAGS] = (loc[node, _L_CALLS_FLAGS] + 1) | ((np.int64(flags[r]) & _LOW) << 32)
         loc[node, _L_BLOCKS] += blocks[r]
         loc[node, _L_TIME] += spans[r]
         while e < len(exc_rows) and exc_rows[e] == r:
-            loc[node, _L_EXC] += exc_thrown[e] + (exc_caught[e] << 32)
+            lexc[node] += exc_thrown[e] + (exc_caught[e] << 32)
             e += 1
         st[d, 0] = node
         st[d, 1] = _IN_LOCAL
+        st[d + 1, 1] = _NO_CALL         # its first callee has no previous sibling
         if own_mode:
             st[d, 2] = bc[r]
             while pk < len(patch_rows) and patch_rows[pk] < r:
@@ -273,7 +295,7 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
 
 
 @numba.njit(cache=True, nogil=True)
-def _merge_local(loc, nloc, lt, used, nused, gmap_before, pend, gt, f_parent, f_key, f_depth, f_count, tmap,
+def _merge_local(loc, lexc, nloc, lt, used, nused, gmap_before, pend, gt, f_parent, f_key, f_depth, f_count, tmap,
                  tw, t_forest, t_parent, t_count, gmap, first):  # pragma: no cover - numba
     """Add the local tree to the thread's tree and the forest: each local node (parents first)
     found or made under its thread parent (the parent's last child first; else the forest node
@@ -345,7 +367,7 @@ def _merge_local(loc, nloc, lt, used, nused, gmap_before, pend, gt, f_parent, f_
         tw[node, _T_BC] += loc[l, _L_BC]
         tw[node, _T_BLOCKS] += loc[l, _L_BLOCKS]
         tw[node, _T_TIME] += loc[l, _L_TIME]
-        exc = loc[l, _L_EXC]
+        exc = lexc[l]
         if exc:
             tw[node, _T_THROWN] += exc & _LOW
             tw[node, _T_CAUGHT] += exc >> 32
@@ -454,6 +476,7 @@ class _LocalTree:
         self.lt = np.full(4 * nodes, _EMPTY, np.int64)      # pairs, half full at most
         self.used = np.empty(nodes, np.int64)
         self.loc = _rows(nodes)
+        self.exc = np.empty(nodes, np.int64)
         self.gmap = np.empty(nodes, np.int64)
         self.pend = np.zeros((1, 3), np.int64)
 
@@ -532,7 +555,7 @@ class _Builder:
                 while 2 * (f_used + nloc) > slots:
                     slots *= 2
                 self.gt = _pair_rehash(self.gt, slots)
-            _merge_local(tree.loc, nloc, tree.lt, tree.used, nused, gmap_before, tree.pend, self.gt, *self.f,
+            _merge_local(tree.loc, tree.exc, nloc, tree.lt, tree.used, nused, gmap_before, tree.pend, self.gt, *self.f,
                          self.f_count, self.tmap, tw, *t_cols, t_count, tree.gmap, first)
 
         merging = None          # the merge of the local tree before
@@ -589,7 +612,7 @@ class _Builder:
                             cols["method"], cols["call_site"], cols["flags"], cols["depth"], cols["bc"],
                             cols["incl_blocks"], spans, synthetic_mask, own_mode, cols["patch_rows"],
                             cols["patch_values"], exc_rows[e0:e1] - lo, exc_thrown[e0:e1], exc_caught[e0:e1],
-                            cur.lt, cur.used, cur.loc, st, cur.pend, state)
+                            cur.lt, cur.used, cur.loc, cur.exc, st, cur.pend, state)
                         if status < 0:
                             error = S.CacheDamaged if own_mode else ValueError
                             raise error(f"{getattr(calls, 'directory', 'calls')}: a call's depth or method cannot "
