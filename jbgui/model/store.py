@@ -478,6 +478,68 @@ def unpack(raw: bytes, rows: int, itemsize: int, small_by_numpy: bool = False) -
     return np.frombuffer(raw, f"<i{width}", count=rows, offset=1)
 
 
+# Columns stored as byte planes whose transform is fused with gathering the planes (one pass, no
+# array of int64 between): as they are, a running sum, plus the reference column.
+_FUSED = {"incl_blocks": 0, "first": 1, "depth": 1, "last": 2}
+
+
+def _planes_into(raw: bytes, rows: int, itemsize: int, mode: int, ref, target: np.ndarray) -> bool:
+    """Decode a block :func:`pack` stored as byte planes straight into ``target`` (``mode`` of
+    :data:`_FUSED`); False, with nothing written, for a block stored otherwise (the caller then
+    goes through :func:`unpack`); :class:`ValueError` as :func:`unpack` for bytes that cannot be."""
+    if not raw:
+        raise ValueError("an empty block")
+    header = raw[0]
+    code = header & 0x0F
+    if not header & _PLANES_BIT or header & ~(0x0F | _PLANES_BIT) or code >= len(_WIDTHS):
+        return False
+    width = _WIDTHS[code]
+    if width == 1 or width > itemsize or (mode == 2 and ref is None):
+        return False
+    if len(raw) != 1 + rows * width:
+        raise ValueError(f"{len(raw) - 1} bytes for {rows} values of {width}")
+    _planes_apply(np.frombuffer(raw, np.uint8), width, rows, mode, target if ref is None else ref, target)
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _planes_apply(raw, width, rows, mode, ref, out):  # pragma: no cover - numba
+    """:func:`_from_planes` into ``out`` as is (mode 0), as a running sum (1), or plus ``ref`` (2)."""
+    if mode == 0:
+        _from_planes(raw, width, rows, out)
+        return
+    acc = np.int64(0)
+    if width == 2:
+        for i in range(rows):
+            v = np.int64(raw[1 + i]) | (np.int64(raw[1 + rows + i]) << 8)
+            v -= (v >> 15) << 16
+            if mode == 1:
+                acc += v
+                out[i] = acc
+            else:
+                out[i] = ref[i] + v
+    elif width == 4:
+        for i in range(rows):
+            v = (np.int64(raw[1 + i]) | (np.int64(raw[1 + rows + i]) << 8) | (np.int64(raw[1 + 2 * rows + i]) << 16)
+                 | (np.int64(raw[1 + 3 * rows + i]) << 24))
+            v -= (v >> 31) << 32
+            if mode == 1:
+                acc += v
+                out[i] = acc
+            else:
+                out[i] = ref[i] + v
+    else:
+        for i in range(rows):
+            v = np.int64(0)
+            for k in range(8):
+                v |= np.int64(raw[1 + k * rows + i]) << (8 * k)
+            if mode == 1:
+                acc += v
+                out[i] = acc
+            else:
+                out[i] = ref[i] + v
+
+
 @numba.njit(cache=True, nogil=True)
 def _from_planes(raw, width, rows, out):  # pragma: no cover - numba
     """Values of ``width`` bytes from their byte planes (after the header byte), sign-extended.
@@ -801,12 +863,15 @@ class StoredColumns:
         """Rows ``[lo, hi)`` of ``out`` from one stored block; ``ref``: the same rows of the
         column this one is stored against (:data:`REFERENCE`)."""
         itemsize = out.dtype.itemsize
+        target = out[lo:hi]
         try:
             raw = zstandard.ZstdDecompressor().decompress(frame, max_output_size=1 + (hi - lo) * itemsize)
+            mode = _FUSED.get(name)
+            if mode is not None and _planes_into(raw, hi - lo, itemsize, mode, ref, target):
+                return
             values = unpack(raw, hi - lo, itemsize)
         except (zstandard.ZstdError, ValueError) as error:
             raise CacheDamaged(f"{self.directory / name}.zst: rows {lo}..{hi}: {error}") from error
-        target = out[lo:hi]
         # typed loops rather than numpy's casting ufuncs: a block's values come in 1 to 8 bytes
         # and numpy's cumsum and add with a cast cost five times a plain loop
         if name in DELTA_FIRST:

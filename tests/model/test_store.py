@@ -791,3 +791,25 @@ def test_a_column_decoded_against_a_given_reference_equals_the_column(recorded, 
             wrong = np.zeros(hi - lo, stored.dtypes["first"])
             assert np.array_equal(stored.decode_rows("last", lo, hi, ref=wrong), np.asarray(t.calls.last)[lo:hi])
     assert blocks >= 1
+
+
+@pytest.mark.parametrize("width_of", [2**7, 2**15, 2**31, 2**62], ids=["1 byte", "2 bytes", "4 bytes", "8 bytes"])
+@pytest.mark.parametrize("name", ["incl_blocks", "first", "last"])
+def test_planes_decoded_with_their_transform_equal_the_two_pass_decoding(name, width_of):
+    """Byte planes gathered and transformed in one pass (the store's fused decoding) equal
+    unpacking them, then the column's transform, for every width a block may be stored in."""
+    rng = np.random.default_rng(7)
+    values = rng.integers(-width_of + 1, width_of - 1, 5000, dtype=np.int64)
+    values[:3] = (-width_of, width_of - 1, 0)
+    raw = S.pack(name, values)
+    ref = rng.integers(-1000, 1000, len(values), dtype=np.int64)
+    expected = S.unpack(raw, len(values), 8)
+    if name == "first":
+        expected = np.cumsum(expected)
+    elif name == "last":
+        expected = ref + expected
+    got = np.full(len(values), 12345, np.int64)
+    fused = S._planes_into(raw, len(values), 8, S._FUSED[name], ref if name == "last" else None, got)
+    assert fused == (width_of > 2**7)           # one byte: no planes, the caller unpacks
+    if fused:
+        assert np.array_equal(got, expected)
