@@ -74,10 +74,12 @@ public final class Engine {
         transformer.warmUp();
         inst.addTransformer(transformer, true);
         long began = System.nanoTime();
+        transformer.openCacheBundle();
         retransformLoaded(inst, transformer);
+        String bundle = transformer.preloadedDone();
         TraceWriter.log("info: retransformed " + transformer.preloadedCount + " classes loaded before the agent in "
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
-                + " ms: " + jbgui.instr.ClassInstrumenter.phaseSummary() + "); agent start-up "
+                + " ms: " + jbgui.instr.ClassInstrumenter.phaseSummary() + "; " + bundle + "); agent start-up "
                 + (System.nanoTime() - startNanos) / 1_000_000 + " ms");
         registerShutdownHook();
         Tracer.setActive(options.record);

@@ -48,8 +48,37 @@ final class Transformer implements ClassFileTransformer {
                 .exceptionExitEvents(options.selected("exception_exit"))
                 .blockingStamps(options.blocking && options.mode != 1).build());
         if (options.cacheDir != null) {
-            instrumenter.setCache(new jbgui.instr.ClassCache(new java.io.File(options.cacheDir, cacheKey(options))));
+            cache = new jbgui.instr.ClassCache(new java.io.File(options.cacheDir, cacheKey(options)));
+            instrumenter.setCache(cache);
+        } else {
+            cache = null;
         }
+    }
+
+    private final jbgui.instr.ClassCache cache;
+
+    /** Before the classes loaded before the agent are retransformed: the cache's bundle of them. */
+    void openCacheBundle() {
+        if (cache != null) {
+            cache.openBundle();
+        }
+    }
+
+    /**
+     * After that retransformation: has the writer write the bundle anew if it did not serve every
+     * class, and returns a line for agent.log.
+     */
+    String preloadedDone() {
+        if (cache == null) {
+            return "no class cache";
+        }
+        String summary = "class cache bundle served " + cache.preloadedSummary();
+        Object write = cache.preloadedDone();
+        if (write != null) {
+            TraceWriter.staticInfo(write);
+            summary += ", written anew";
+        }
+        return summary;
     }
 
     /**
