@@ -48,8 +48,10 @@ JAVA_RELEASE = "17"
 # so the JIT rated it hot): in a traced javac String.charAt compiled to 190 KB of machine code in
 # 1.7 s, HashMap.getNode in 4.5 s (JFR's jdk.Compilation events).
 JDK_INTERNAL_SOURCES = ("jbgui/runtime/ThreadObjects.java", "jbgui/runtime/Tracer.java",
-                        "jbgui/runtime/ThreadTrace.java", "jbgui/runtime/ThreadRegistry.java")
-JDK_INTERNAL_EXPORTS = ("java.base/jdk.internal.misc=ALL-UNNAMED", "java.base/jdk.internal.vm.annotation=ALL-UNNAMED")
+                        "jbgui/runtime/ThreadTrace.java", "jbgui/runtime/ThreadRegistry.java",
+                        "jbgui/agent/Premain.java", "jbgui/agent/JdkAccess.java")
+JDK_INTERNAL_EXPORTS = ("java.base/jdk.internal.misc=ALL-UNNAMED", "java.base/jdk.internal.vm.annotation=ALL-UNNAMED",
+                        "java.base/jdk.internal.access=ALL-UNNAMED")
 
 
 class AgentBuildError(Exception):
