@@ -109,6 +109,13 @@ public final class Premain {
      * then retransform). Resources are not served: the engine reads none.
      */
     private static final class EngineLoader extends ClassLoader {
+        static {
+            // Locks per class name, as URLClassLoader does, not the whole loader: the engine's
+            // classes are loaded by several threads at once (retransformation, writer), each of
+            // which may meanwhile transform a JDK class and wait for the writer's queue.
+            registerAsParallelCapable();
+        }
+
         private final JarFile jar;
         private final java.security.ProtectionDomain domain;
 

@@ -206,29 +206,41 @@ final class CachedClass {
      */
     void writeTo(java.io.OutputStream out, ClassPlan plan, int base, String status) throws java.io.IOException {
         ensureTemplate();
-        out.write(plan.openTag(classAttributes, status).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        byte[] open = plan.openTag(classAttributes, status).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        // The element is built in one array and written with one call: the output stream's write
+        // is synchronized, and a big class has tens of thousands of parts.
+        int ids = tplParts - 1;
+        byte[] x = new byte[open.length + tplText + 20 * ids + CLASS_END.length];
+        System.arraycopy(open, 0, x, 0, open.length);
+        int n = open.length;
         long delta = base - 1;
         byte[] t = tpl;
         int lengths = tplAt;
         int at = tplAt + 4 * tplParts;
         int kinds = at + tplText;
-        int values = kinds + tplParts - 1;
-        byte[] digits = new byte[20];
-        for (int i = 0; i < tplParts - 1; i++) {
-            int n = getInt(t, lengths + 4 * i);
-            out.write(t, at, n);
-            at += n;
+        int values = kinds + ids;
+        for (int i = 0; i < ids; i++) {
+            int len = getInt(t, lengths + 4 * i);
+            System.arraycopy(t, at, x, n, len);
+            n += len;
+            at += len;
             long v = ((long) getInt(t, values + 8 * i) << 32) | (getInt(t, values + 8 * i + 4) & 0xFFFFFFFFL);
             v += t[kinds + i] == MARK_METHOD ? delta : delta << EventLayout.METHOD_SHIFT;
-            int d = 20;
+            // Digits from the right, then moved into place (ids are positive, at most 19 digits).
+            int end = n + 20;
+            int d = end;
             do {
-                digits[--d] = (byte) ('0' + (v % 10));
+                x[--d] = (byte) ('0' + (v % 10));
                 v /= 10;
             } while (v > 0);
-            out.write(digits, d, 20 - d);
+            System.arraycopy(x, d, x, n, end - d);
+            n += end - d;
         }
-        out.write(t, at, getInt(t, lengths + 4 * (tplParts - 1)));
-        out.write(CLASS_END);
+        int last = getInt(t, lengths + 4 * ids);
+        System.arraycopy(t, at, x, n, last);
+        n += last;
+        System.arraycopy(CLASS_END, 0, x, n, CLASS_END.length);
+        out.write(x, 0, n + CLASS_END.length);
     }
 
     private static final byte[] CLASS_END = "</class>\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
