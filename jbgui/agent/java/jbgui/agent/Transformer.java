@@ -178,7 +178,7 @@ final class Transformer implements ClassFileTransformer {
 
     private static boolean isAgentClass(String name, ClassLoader loader) {
         return (loader == null && (name.startsWith("jbgui/runtime/") || name.startsWith("jbgui/output/")))
-                || name.equals("jbgui/agent/Premain");
+                || name.equals("jbgui/agent/Premain") || name.startsWith("jbgui/agent/Premain$");
     }
 
     @Override
