@@ -144,10 +144,10 @@ final class Transformer implements ClassFileTransformer {
             // classes that start-up would then retransform.
             byte[] bytes;
             try (java.util.jar.JarFile jar = new java.util.jar.JarFile(engineJar(), false);
-                 java.io.InputStream in = jar.getInputStream(jar.getEntry("jbgui/agent/Transformer.class"))) {
+                 java.io.InputStream in = jar.getInputStream(jar.getEntry("jbgui/agent/WarmUpTarget.class"))) {
                 bytes = in.readAllBytes();
             }
-            ClassPlan plan = new ClassPlan(-1, "jbgui/agent/Transformer", 0, "warm-up", null, false, false,
+            ClassPlan plan = new ClassPlan(-1, "jbgui/agent/WarmUpTarget", 0, "warm-up", null, false, false,
                     ClassPlan.Mode.TRACE, null);
             instrumenter.instrument(bytes, plan, new jbgui.instr.MethodIds(true));
         } catch (Throwable e) {
