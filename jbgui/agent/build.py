@@ -48,8 +48,10 @@ JAVA_RELEASE = "17"
 # so the JIT rated it hot): in a traced javac String.charAt compiled to 190 KB of machine code in
 # 1.7 s, HashMap.getNode in 4.5 s (JFR's jdk.Compilation events).
 JDK_INTERNAL_SOURCES = ("jbgui/runtime/ThreadObjects.java", "jbgui/runtime/Tracer.java",
-                        "jbgui/runtime/ThreadTrace.java", "jbgui/runtime/ThreadRegistry.java")
-JDK_INTERNAL_EXPORTS = ("java.base/jdk.internal.misc=ALL-UNNAMED", "java.base/jdk.internal.vm.annotation=ALL-UNNAMED")
+                        "jbgui/runtime/ThreadTrace.java", "jbgui/runtime/ThreadRegistry.java",
+                        "jbgui/agent/Premain.java", "jbgui/agent/JdkAccess.java")
+JDK_INTERNAL_EXPORTS = ("java.base/jdk.internal.misc=ALL-UNNAMED", "java.base/jdk.internal.vm.annotation=ALL-UNNAMED",
+                        "java.base/jdk.internal.access=ALL-UNNAMED")
 
 
 class AgentBuildError(Exception):
@@ -118,6 +120,8 @@ def build_key(sources: list[Path], asm_jars: list[Path]) -> str:
         digest.update(jar.name.encode())
         digest.update(jar.read_bytes())
     digest.update(JAVA_RELEASE.encode())
+    digest.update(_manifest())
+    digest.update(str(JAR_COMPRESSION).encode())
     digest.update(" ".join(NO_INVOKEDYNAMIC + JDK_INTERNAL_SOURCES + JDK_INTERNAL_EXPORTS).encode())
     return digest.hexdigest()[:16]
 
@@ -146,11 +150,18 @@ def ensure_agent() -> Path:
 
 
 def _manifest() -> bytes:
+    # Can-Maintain-Original-Method-Order (read by the JDK's libinstrument, 17 through 25, though
+    # not among the documented attributes): without it HotSpot orders the methods of a class it
+    # loads from the runtime image by the addresses of their names, which differ from run to run,
+    # and the class bytes the agent gets to retransform differ with them. Classes loaded before the
+    # agent are cached by the CRC of those bytes (jbgui.instr.ClassCache): with -Xverify, 97 of
+    # 1,179 missed the cache on each run, and instrumenting them again cost a second.
     return (
         "Manifest-Version: 1.0\r\n"
         "Premain-Class: jbgui.agent.Premain\r\n"
         "Can-Retransform-Classes: true\r\n"
         "Can-Redefine-Classes: false\r\n"
+        "Can-Maintain-Original-Method-Order: true\r\n"
         "Created-By: jbgui\r\n\r\n"
     ).encode()
 
@@ -160,6 +171,10 @@ def _manifest() -> bytes:
 # program's main thread at start-up (perf: a tenth of a traced hello world's CPU). The agent's
 # sources use no lambdas for the same reason; tests/agent/test_no_invokedynamic.py checks the jars.
 NO_INVOKEDYNAMIC = ("-XDstringConcat=inline",)
+# The runtime's and the engine's jars are stored, not deflated: every traced run's start-up reads
+# a few hundred of their classes (ASM's among them), and inflating them cost about 25 ms of a
+# traced hello world (alternating runs, 569 -> 542 ms median on a loaded 2-core machine).
+JAR_COMPRESSION = zipfile.ZIP_STORED
 
 
 def _build_into(target: Path) -> None:
@@ -189,9 +204,9 @@ def _build_into(target: Path) -> None:
         with zipfile.ZipFile(out / AGENT_JAR, "w", zipfile.ZIP_DEFLATED) as jar:
             jar.writestr("META-INF/MANIFEST.MF", _manifest())
             _add_tree(jar, classes, ("jbgui/agent/Premain",))
-        with zipfile.ZipFile(out / RUNTIME_JAR, "w", zipfile.ZIP_DEFLATED) as jar:
+        with zipfile.ZipFile(out / RUNTIME_JAR, "w", JAR_COMPRESSION) as jar:
             _add_tree(jar, classes, ("jbgui/runtime/", "jbgui/output/"))
-        with zipfile.ZipFile(out / ENGINE_JAR, "w", zipfile.ZIP_DEFLATED) as jar:
+        with zipfile.ZipFile(out / ENGINE_JAR, "w", JAR_COMPRESSION) as jar:
             _add_tree(jar, classes, ("jbgui/agent/", "jbgui/instr/"), exclude=("jbgui/agent/Premain",))
             for asm in asm_jars:
                 with zipfile.ZipFile(asm) as source:

@@ -1,10 +1,16 @@
 """Instrumented JDK classes are cached between runs (jbgui.instr.ClassCache): a run served from the
 cache records the same trace as the run that filled it, and its classes still verify."""
 
+import re
+import shutil
 import subprocess
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
+import pytest
+
+from jbgui.model.check import ERROR, FATAL, WARNING, run_check
 
 from jbgui.model import TraceDir
 from jbgui.model import tracedir as td
@@ -59,28 +65,53 @@ def class_loads(trace: TraceDir) -> list[str]:
     return [trace.classes[int(c)].name for c in td.values(loads)]
 
 
+def record_hello(jdk, agent_jar, classes: Path, out: Path, cache: Path) -> tuple[TraceDir, str]:
+    """Hello recorded with this class cache, its classes verified; the trace and agent.log's
+    line about the bundle of the classes loaded before the agent."""
+    result = subprocess.run(
+        [jdk.java, "-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
+         f"-javaagent:{agent_jar}=out={out},cache={cache}", "-cp", str(classes), "Hello"],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello 012\n"
+    assert result.stderr == ""
+    log = (out / "agent.log").read_text()
+    assert "error" not in log, log
+    bundle = re.search(r"class cache bundle served (\d+) of (\d+)(, written anew)?", log)
+    assert bundle, log
+    return TraceDir(out), bundle.group(0)
+
+
+def compile_hello(jdk, where: Path) -> None:
+    (where / "Hello.java").write_text(HELLO)
+    subprocess.run([jdk.javac, "-d", str(where), str(where / "Hello.java")], check=True)
+
+
 def test_second_run_from_the_cache_records_the_same_trace(default_jdk, agent_jar, tmp_path):
-    (tmp_path / "Hello.java").write_text(HELLO)
-    subprocess.run([default_jdk.javac, "-d", str(tmp_path), str(tmp_path / "Hello.java")], check=True)
+    compile_hello(default_jdk, tmp_path)
     cache = tmp_path / "cache"
-    traces = []
-    for run in ("filling", "served"):
-        out = tmp_path / run
-        result = subprocess.run(
-            [default_jdk.java, "-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
-             f"-javaagent:{agent_jar}=out={out},cache={cache}", "-cp", str(tmp_path), "Hello"],
-            capture_output=True, text=True, timeout=300)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout == "hello 012\n"
-        assert result.stderr == ""
-        log = (out / "agent.log").read_text()
-        assert "error" not in log, log
-        traces.append(TraceDir(out))
-        if run == "filling":
-            entries = list(cache.rglob("*.jbc"))
-            assert len(entries) > 300  # the JDK classes hello world needs
-    first, second = traces
+    first, filled = record_hello(default_jdk, agent_jar, tmp_path, tmp_path / "filling", cache)
+    entries = list(cache.rglob("*.jbc"))
+    assert len(entries) > 300  # the JDK classes hello world needs
+    # The classes loaded before the agent, in one bundle: the run that filled the cache wrote it,
+    # the next run read every one of them from it.
+    assert filled.startswith("class cache bundle served 0 of ") and filled.endswith(", written anew")
+    assert len(list(cache.rglob("preloaded.jbb"))) == 1
+    second, served = record_hello(default_jdk, agent_jar, tmp_path, tmp_path / "served", cache)
+    assert_served_by_bundle(served)
     assert first.complete and second.complete
+    assert_same_trace(first, second)
+
+
+def assert_served_by_bundle(line: str) -> None:
+    """The bundle served (almost) every class loaded before the agent, and was not written anew.
+    Almost: under -Xverify HotSpot gives a few classes (6 of 1,179 seen) other bytes in another
+    run (an abstract method's overpass elsewhere in the pool); they come from their own files."""
+    served, total = map(int, line.split()[4:7:2])
+    assert total > 300 and served >= 0.97 * total and not line.endswith("anew"), line
+
+
+def assert_same_trace(first: TraceDir, second: TraceDir) -> None:
     # What a cache that served wrong instrumentation would change: the classes' descriptions.
     # Every class both runs describe has the same methods with the same blocks and status.
     da, db = described(first), described(second)
@@ -110,3 +141,55 @@ def test_second_run_from_the_cache_records_the_same_trace(default_jdk, agent_jar
     differing = {m: (a.get(m, 0), b.get(m, 0)) for m in a.keys() | b.keys() if a.get(m, 0) != b.get(m, 0)}
     assert a["Hello.main([Ljava/lang/String;)V"] == b["Hello.main([Ljava/lang/String;)V"] > 0
     assert sum(abs(x - y) for x, y in differing.values()) <= 0.05 * sum(a.values()), differing
+
+
+def damage(bundle: Path, how: str) -> None:
+    """Damages a bundle (preloaded.jbb: a 32-byte header, the class region, the template region)."""
+    data = bytearray(bundle.read_bytes())
+    classes = int.from_bytes(data[12:16], "big")
+    if how == "truncated":
+        del data[len(data) // 2:]
+    elif how == "class-region":
+        data[32 + classes // 2] ^= 0x40
+    elif how == "template-region":
+        data[32 + classes + (len(data) - 32 - classes) // 2] ^= 0x40
+    elif how == "garbage":
+        data = bytearray(b"not a bundle" * 1000)
+    bundle.write_bytes(bytes(data))
+
+
+@pytest.fixture(scope="module")
+def filled_cache(default_jdk, agent_jar, tmp_path_factory):
+    """A class cache hello world filled, with the trace of the run that filled it."""
+    where = tmp_path_factory.mktemp("filled")
+    compile_hello(default_jdk, where)
+    trace, _ = record_hello(default_jdk, agent_jar, where, where / "filling", where / "cache")
+    return where, trace
+
+
+@pytest.mark.parametrize("how", ["truncated", "class-region", "template-region", "garbage"])
+def test_a_damaged_bundle_only_means_instrumenting_again(default_jdk, agent_jar, filled_cache, tmp_path, how):
+    where, filling = filled_cache
+    cache = tmp_path / "cache"
+    shutil.copytree(where / "cache", cache)
+    (bundle,) = cache.rglob("preloaded.jbb")
+    damage(bundle, how)
+    trace, line = record_hello(default_jdk, agent_jar, where, tmp_path / "damaged", cache)
+    report = run_check(trace.path)
+    problems = [f.format() for f in report.findings if f.severity in (ERROR, WARNING, FATAL)]
+    assert not problems, "\n".join(problems)
+    assert trace.complete
+    assert_same_trace(filling, trace)
+    if how == "template-region":
+        # The class region was sound: the classes came from it, their descriptions were made
+        # afresh, and the bundle was removed so that the next run writes it anew.
+        assert_served_by_bundle(line)
+        assert not bundle.exists()
+        _, line = record_hello(default_jdk, agent_jar, where, tmp_path / "after", cache)
+        assert line.endswith(", written anew"), line
+    else:
+        # Not used at all; the classes came from their own files, and the bundle was written anew.
+        assert line.startswith("class cache bundle served 0 of ") and line.endswith(", written anew"), line
+    # Either way, the next run is served by a sound bundle again.
+    _, line = record_hello(default_jdk, agent_jar, where, tmp_path / "next", cache)
+    assert_served_by_bundle(line)

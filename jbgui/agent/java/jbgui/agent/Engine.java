@@ -3,7 +3,6 @@ package jbgui.agent;
 import java.io.File;
 import java.io.IOException;
 import java.lang.instrument.Instrumentation;
-import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -74,10 +73,12 @@ public final class Engine {
         transformer.warmUp();
         inst.addTransformer(transformer, true);
         long began = System.nanoTime();
+        transformer.openCacheBundle();
         retransformLoaded(inst, transformer);
+        String bundle = transformer.preloadedDone();
         TraceWriter.log("info: retransformed " + transformer.preloadedCount + " classes loaded before the agent in "
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
-                + " ms: " + jbgui.instr.ClassInstrumenter.phaseSummary() + "); agent start-up "
+                + " ms: " + jbgui.instr.ClassInstrumenter.phaseSummary() + "; " + bundle + "); agent start-up "
                 + (System.nanoTime() - startNanos) / 1_000_000 + " ms");
         registerShutdownHook();
         Tracer.setActive(options.record);
@@ -175,11 +176,7 @@ public final class Engine {
             }
         };
         try {
-            Class<?> secrets = Class.forName("jdk.internal.access.SharedSecrets");
-            Object access = secrets.getMethod("getJavaLangAccess").invoke(null);
-            Method register = Class.forName("jdk.internal.access.JavaLangAccess")
-                    .getMethod("registerShutdownHook", int.class, boolean.class, Runnable.class);
-            register.invoke(access, SHUTDOWN_SLOT, false, new Runnable() {
+            JdkAccess.registerShutdownHook(SHUTDOWN_SLOT, new Runnable() {
                 @Override
                 public void run() {
                     jbgui.runtime.ThreadTrace guard = Tracer.guardCurrentThread();
@@ -190,7 +187,7 @@ public final class Engine {
                     }
                 }
             });
-        } catch (ReflectiveOperationException | RuntimeException e) {
+        } catch (LinkageError | RuntimeException e) {
             // An ordinary hook then: it may run beside the program's own hooks.
             TraceWriter.log("warning: JVM system shutdown hook unavailable (" + e + "); using Runtime.addShutdownHook");
             Thread t = new Thread(hook, "jbgui-shutdown");

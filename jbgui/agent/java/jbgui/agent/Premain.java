@@ -2,8 +2,6 @@ package jbgui.agent;
 
 import java.io.File;
 import java.lang.instrument.Instrumentation;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.util.jar.JarFile;
 
 /**
@@ -11,6 +9,8 @@ import java.util.jar.JarFile;
  * so it stays tiny: it puts jbgui-runtime.jar on the bootstrap class path (instrumented JDK
  * classes must reach the runtime), loads the engine and its ASM in an isolated class loader
  * whose parent is the bootstrap loader (a program's own ASM never meets ours), and hands over.
+ * Every JDK class it and the engine load before the agent takes over is one more class that
+ * start-up retransforms (about 0.35 ms each), so both avoid the JDK's heavier machinery.
  */
 public final class Premain {
     private Premain() {}
@@ -26,7 +26,7 @@ public final class Premain {
                         + " (rebuild with: python -m jbgui.agent.build)");
             }
             defineInBootLoader(inst, runtime);
-            ClassLoader isolated = new URLClassLoader("jbgui-engine", new URL[] {engine.toURI().toURL()}, null);
+            ClassLoader isolated = new EngineLoader(engine);
             Class<?> main = Class.forName("jbgui.agent.Engine", true, isolated);
             main.getMethod("start", String.class, Instrumentation.class).invoke(null, args, inst);
         } catch (java.lang.reflect.InvocationTargetException e) {
@@ -48,41 +48,35 @@ public final class Premain {
      * stderr and turn class-data sharing off for the program's own classes.
      */
     private static void defineInBootLoader(Instrumentation inst, File runtime) throws Exception {
+        java.util.Map<String, byte[]> pending = new java.util.LinkedHashMap<>();
+        try (JarFile jar = new JarFile(runtime)) {
+            java.util.Enumeration<java.util.jar.JarEntry> entries = jar.entries();
+            while (entries.hasMoreElements()) {
+                java.util.jar.JarEntry e = entries.nextElement();
+                String name = e.getName();
+                if (name.endsWith(".class")) {
+                    try (java.io.InputStream in = jar.getInputStream(e)) {
+                        pending.put(name.substring(0, name.length() - 6).replace('/', '.'), in.readAllBytes());
+                    }
+                }
+            }
+        }
         try {
             inst.redefineModule(Object.class.getModule(), java.util.Set.of(),
                     java.util.Map.of("jdk.internal.access", java.util.Set.of(Premain.class.getModule())),
                     java.util.Map.of(), java.util.Set.of(), java.util.Map.of());
-            Object access = Class.forName("jdk.internal.access.SharedSecrets").getMethod("getJavaLangAccess").invoke(null);
-            java.lang.reflect.Method define = Class.forName("jdk.internal.access.JavaLangAccess").getMethod("defineClass",
-                    ClassLoader.class, String.class, byte[].class, java.security.ProtectionDomain.class, String.class);
-            java.util.Map<String, byte[]> pending = new java.util.LinkedHashMap<>();
-            try (JarFile jar = new JarFile(runtime)) {
-                java.util.Enumeration<java.util.jar.JarEntry> entries = jar.entries();
-                while (entries.hasMoreElements()) {
-                    java.util.jar.JarEntry e = entries.nextElement();
-                    String name = e.getName();
-                    if (name.endsWith(".class")) {
-                        try (java.io.InputStream in = jar.getInputStream(e)) {
-                            pending.put(name.substring(0, name.length() - 6).replace('/', '.'), in.readAllBytes());
-                        }
-                    }
-                }
-            }
             // A class is defined after its superclass and interfaces (TraceWriter's sink implements
             // the runtime's TraceSink): the boot loader cannot find one that is not defined yet, so
             // a class whose supertype is missing waits for the next round.
             while (!pending.isEmpty()) {
                 int before = pending.size();
-                java.lang.reflect.InvocationTargetException last = null;
+                NoClassDefFoundError last = null;
                 for (java.util.Iterator<java.util.Map.Entry<String, byte[]>> it = pending.entrySet().iterator(); it.hasNext(); ) {
                     java.util.Map.Entry<String, byte[]> entry = it.next();
                     try {
-                        define.invoke(access, null, entry.getKey(), entry.getValue(), null, "jbgui-runtime");
+                        Internal.define(entry.getKey(), entry.getValue());
                         it.remove();
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        if (!(e.getCause() instanceof NoClassDefFoundError)) {
-                            throw e;
-                        }
+                    } catch (NoClassDefFoundError e) {
                         last = e;
                     }
                 }
@@ -90,9 +84,61 @@ public final class Premain {
                     throw last;
                 }
             }
-        } catch (ReflectiveOperationException | RuntimeException e) {
+        } catch (LinkageError | RuntimeException e) {
             // A JDK without that internal entry point: the documented way, with its CDS warning.
             inst.appendToBootstrapClassLoaderSearch(new JarFile(runtime));
+        }
+    }
+
+    /**
+     * The JDK-internal call, compiled against jdk.internal.access (build.py), and called directly:
+     * reflection would load the types of every method of SharedSecrets and JavaLangAccess (some
+     * 40 classes), and after 15 calls generate an accessor class, all of which start-up would then
+     * retransform. A JDK without it fails the call with a LinkageError, caught above.
+     */
+    private static final class Internal {
+        static void define(String name, byte[] bytes) {
+            jdk.internal.access.SharedSecrets.getJavaLangAccess().defineClass(null, name, bytes, null, "jbgui-runtime");
+        }
+    }
+
+    /**
+     * The engine's isolated class loader: its classes straight from the jar, its parent the
+     * bootstrap loader. Not a URLClassLoader: that one reaches for URL connections, file
+     * permissions and the security properties file (some 25 classes, each of which start-up would
+     * then retransform). Resources are not served: the engine reads none.
+     */
+    private static final class EngineLoader extends ClassLoader {
+        static {
+            // Locks per class name, as URLClassLoader does, not the whole loader: the engine's
+            // classes are loaded by several threads at once (retransformation, writer), each of
+            // which may meanwhile transform a JDK class and wait for the writer's queue.
+            registerAsParallelCapable();
+        }
+
+        private final JarFile jar;
+        private final java.security.ProtectionDomain domain;
+
+        EngineLoader(File engine) throws java.io.IOException {
+            super("jbgui-engine", null);
+            jar = new JarFile(engine, false);
+            domain = new java.security.ProtectionDomain(new java.security.CodeSource(engine.toURI().toURL(),
+                    (java.security.CodeSigner[]) null), null);
+        }
+
+        @Override
+        protected Class<?> findClass(String name) throws ClassNotFoundException {
+            java.util.jar.JarEntry entry = jar.getJarEntry(name.replace('.', '/') + ".class");
+            if (entry == null) {
+                throw new ClassNotFoundException(name);
+            }
+            byte[] bytes;
+            try (java.io.InputStream in = jar.getInputStream(entry)) {
+                bytes = in.readAllBytes();
+            } catch (java.io.IOException e) {
+                throw new ClassNotFoundException(name, e);
+            }
+            return defineClass(name, bytes, 0, bytes.length, domain);
         }
     }
 

@@ -48,8 +48,60 @@ final class Transformer implements ClassFileTransformer {
                 .exceptionExitEvents(options.selected("exception_exit"))
                 .blockingStamps(options.blocking && options.mode != 1).build());
         if (options.cacheDir != null) {
-            instrumenter.setCache(new jbgui.instr.ClassCache(new java.io.File(options.cacheDir, cacheKey(options))));
+            cache = new jbgui.instr.ClassCache(new java.io.File(options.cacheDir, cacheKey(options)));
+            instrumenter.setCache(cache);
+            loadFileReaders();
+        } else {
+            cache = null;
         }
+    }
+
+    /**
+     * The cache reads files on the threads that load classes, the program's among them, and the
+     * bundle's reader closes its file on the writer thread. Closing a FileInputStream or a
+     * RandomAccessFile loads a class the first time (FileInputStream$1, RandomAccessFile$2 on JDK
+     * 17): loaded here, in every run, so that a run served by the cache loads the same classes on
+     * the program's threads as a run that fills it (the first FileInputStream$1 is otherwise the
+     * launcher's, after the agent, only in a run without cache hits).
+     */
+    private static void loadFileReaders() {
+        java.io.File jar = engineJar();
+        if (jar == null) {
+            return;
+        }
+        try (java.io.FileInputStream in = new java.io.FileInputStream(jar);
+             java.io.RandomAccessFile raf = new java.io.RandomAccessFile(jar, "r")) {
+            in.read();
+            raf.read();
+        } catch (java.io.IOException e) {
+            // Only the class loads above were wanted.
+        }
+    }
+
+    private final jbgui.instr.ClassCache cache;
+
+    /** Before the classes loaded before the agent are retransformed: the cache's bundle of them. */
+    void openCacheBundle() {
+        if (cache != null) {
+            cache.openBundle();
+        }
+    }
+
+    /**
+     * After that retransformation: has the writer write the bundle anew if it did not serve every
+     * class, and returns a line for agent.log.
+     */
+    String preloadedDone() {
+        if (cache == null) {
+            return "no class cache";
+        }
+        String summary = "class cache bundle served " + cache.preloadedSummary();
+        Object write = cache.preloadedDone();
+        if (write != null) {
+            TraceWriter.staticInfo(write);
+            summary += ", written anew";
+        }
+        return summary;
     }
 
     /**
@@ -58,10 +110,10 @@ final class Transformer implements ClassFileTransformer {
      */
     private static String cacheKey(Options o) {
         StringBuilder k = new StringBuilder();
-        try {
-            java.io.File engine = new java.io.File(Transformer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        java.io.File engine = engineJar();
+        if (engine != null) {
             k.append(engine.getAbsolutePath()).append('|').append(engine.length()).append('|').append(engine.lastModified());
-        } catch (Exception e) {
+        } else {
             k.append(Engine.VERSION);
         }
         k.append('|').append(System.getProperty("java.home")).append('|').append(System.getProperty("java.runtime.version"));
@@ -75,14 +127,27 @@ final class Transformer implements ClassFileTransformer {
         return "jdk" + feature + "-" + Long.toHexString(crc.getValue()) + "-" + Integer.toHexString(k.toString().hashCode());
     }
 
+    /** jbgui-engine.jar, or null if it cannot be told. */
+    private static java.io.File engineJar() {
+        try {
+            return new java.io.File(Transformer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
     /** Instruments one small class so the engine's classes are loaded before the program runs. */
     void warmUp() {
         try {
+            // From the jar with JarFile (loaded already), not getResourceAsStream: the engine's
+            // loader would ask the boot loader first, which opens the runtime image with some 35
+            // classes that start-up would then retransform.
             byte[] bytes;
-            try (java.io.InputStream in = Transformer.class.getResourceAsStream("Transformer.class")) {
+            try (java.util.jar.JarFile jar = new java.util.jar.JarFile(engineJar(), false);
+                 java.io.InputStream in = jar.getInputStream(jar.getEntry("jbgui/agent/WarmUpTarget.class"))) {
                 bytes = in.readAllBytes();
             }
-            ClassPlan plan = new ClassPlan(-1, "jbgui/agent/Transformer", 0, "warm-up", null, false, false,
+            ClassPlan plan = new ClassPlan(-1, "jbgui/agent/WarmUpTarget", 0, "warm-up", null, false, false,
                     ClassPlan.Mode.TRACE, null);
             instrumenter.instrument(bytes, plan, new jbgui.instr.MethodIds(true));
         } catch (Throwable e) {
@@ -113,7 +178,7 @@ final class Transformer implements ClassFileTransformer {
 
     private static boolean isAgentClass(String name, ClassLoader loader) {
         return (loader == null && (name.startsWith("jbgui/runtime/") || name.startsWith("jbgui/output/")))
-                || name.equals("jbgui/agent/Premain");
+                || name.equals("jbgui/agent/Premain") || name.startsWith("jbgui/agent/Premain$");
     }
 
     @Override

@@ -1,6 +1,5 @@
 package jbgui.instr;
 
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,9 +21,14 @@ final class CachedClass {
     static final char MARK_BLOCK = '\u0003';
     static final char MARK_END = '\u0002';
 
-    /** Instrumented class file with relative ids. */
+    /**
+     * Instrumented class file with relative ids: {@code bytes[bytesAt, bytesAt + bytesLength)}. A
+     * class read from the cache is a view into the bytes read from disk (a bundle holds hundreds).
+     */
     byte[] bytes;
-    /** Offsets in {@link #bytes} of the 4-byte event constants, and whether each is an extended word. */
+    int bytesAt;
+    int bytesLength;
+    /** Offsets (from the class file's start) of the 4-byte event constants, and whether each is an extended word. */
     int[] offsets;
     boolean[] extendedWord;
     /** Method ids the class needs. */
@@ -33,39 +37,63 @@ final class CachedClass {
     List<String> warnings = new ArrayList<>();
     /** Attributes of {@code <class>} that depend only on the class file. */
     String classAttributes;
+    /** The original class file's CRC-32 and length: the cache's key beside the class name. */
+    int originalCrc;
+    int originalLength;
+    /** Served by a bundle ({@link CacheBundle}). */
+    boolean fromBundle;
+
     /**
-     * The XML body (methods) split at its ids: {@code parts[i]}, then id {@code i}, then
-     * {@code parts[i + 1]} … Ids are method ids ({@link #MARK_METHOD}) or block ids
-     * ({@link #MARK_BLOCK}), relative to method id 1. Null until produced.
+     * The XML body (methods) split at its ids, in its on-disk layout at {@code tpl[tplAt..]}:
+     * {@link #tplParts} part lengths (ints), the parts' text ({@link #tplText} bytes), then per id a
+     * kind byte ({@link #MARK_METHOD} or {@link #MARK_BLOCK}) and a value (long), relative to method
+     * id 1. Written as part {@code 0}, id {@code 0}, part {@code 1} … Null until produced: by the
+     * writer thread, from {@link #source} (a class just instrumented) or from the bundle's template
+     * region (a class the bundle served); a class read from its own file has it from the start.
      */
-    byte[][] parts;
-    byte[] kinds;
-    long[] values;
+    private byte[] tpl;
+    private int tplAt;
+    private int tplParts;
+    private int tplText;
+    /** The template is in {@link #tpl} and checked. */
+    private boolean tplReady;
     /** Produces the template on first use (the writer thread), when it is not loaded from disk. */
     TemplateSource source;
+    /** The bundle whose template region holds this class's template, at {@link #tplAt}. */
+    private CacheBundle bundle;
 
     interface TemplateSource {
         /** The body with each id written as MARK, digits, MARK_END. */
         String template();
     }
 
-    /**
-     * A cache entry's bytes, whose template part (from {@link #templateAt}) is parsed on first use:
-     * {@link #read} runs on the program's thread during start-up, {@link #writeTo} on the writer's.
-     */
-    private byte[] raw;
-    private int templateAt;
-    private int templateParts;
-    private int templateText;
+    /** The template cannot be read: the cache is damaged (the caller describes the class afresh). */
+    static final class DamagedTemplate extends IOException {
+        DamagedTemplate(String message) {
+            super(message);
+        }
+    }
 
-    private synchronized void ensureTemplate() {
-        if (parts == null && raw != null) {
-            parseTemplate(java.nio.ByteBuffer.wrap(raw).position(templateAt));
-            raw = null;
+    /** Bytes of the template in its on-disk layout. */
+    int templateLength() throws IOException {
+        ensureTemplate();
+        return 4 * tplParts + tplText + 9 * (tplParts - 1);
+    }
+
+    private synchronized void ensureTemplate() throws IOException {
+        if (tplReady) {
             return;
         }
-        if (parts != null || source == null) {
+        if (tpl != null || bundle != null) {
+            byte[] region = tpl != null ? tpl : bundle.templates();
+            checkTemplate(region, tplAt, tplParts, tplText);
+            tpl = region;
+            bundle = null;
+            tplReady = true;
             return;
+        }
+        if (source == null) {
+            throw new DamagedTemplate("no template");
         }
         String t = source.template();
         source = null;
@@ -75,10 +103,13 @@ final class CachedClass {
         long[] v = new long[16];
         StringBuilder k = new StringBuilder();
         int count = 0;
+        int text = 0;
         int i = 0;
         while (true) {
             int m = nextMark(t, i);
-            p.add(t.substring(i, m < 0 ? t.length() : m).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            byte[] part = t.substring(i, m < 0 ? t.length() : m).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            p.add(part);
+            text += part.length;
             if (m < 0) {
                 break;
             }
@@ -90,11 +121,53 @@ final class CachedClass {
             v[count++] = Long.parseLong(t.substring(m + 1, end));
             i = end + 1;
         }
-        parts = p.toArray(new byte[0][]);
-        kinds = new byte[count];
-        values = java.util.Arrays.copyOf(v, count);
+        byte[] out = new byte[4 * p.size() + text + 9 * count];
+        int at = 0;
+        for (byte[] part : p) {
+            putInt(out, at, part.length);
+            at += 4;
+        }
+        for (byte[] part : p) {
+            System.arraycopy(part, 0, out, at, part.length);
+            at += part.length;
+        }
         for (int j = 0; j < count; j++) {
-            kinds[j] = (byte) k.charAt(j);
+            out[at++] = (byte) k.charAt(j);
+        }
+        for (int j = 0; j < count; j++) {
+            putInt(out, at, (int) (v[j] >>> 32));
+            putInt(out, at + 4, (int) v[j]);
+            at += 8;
+        }
+        tplParts = p.size();
+        tplText = text;
+        tplAt = 0;
+        tpl = out;
+        tplReady = true;
+    }
+
+    /** A template as read from disk: its parts must add up to its text, its kinds be known. */
+    private static void checkTemplate(byte[] b, int at, int parts, int text) throws DamagedTemplate {
+        long need = 4L * parts + text + 9L * (parts - 1);
+        if (parts < 1 || text < 0 || at < 0 || at + need > b.length) {
+            throw new DamagedTemplate("template out of bounds");
+        }
+        long sum = 0;
+        for (int i = 0; i < parts; i++) {
+            int n = getInt(b, at + 4 * i);
+            if (n < 0) {
+                throw new DamagedTemplate("negative part");
+            }
+            sum += n;
+        }
+        int kinds = at + 4 * parts + text;
+        for (int i = 0; i < parts - 1; i++) {
+            if (b[kinds + i] != MARK_METHOD && b[kinds + i] != MARK_BLOCK) {
+                throw new DamagedTemplate("unknown id kind");
+            }
+        }
+        if (sum != text) {
+            throw new DamagedTemplate("parts do not add up");
         }
     }
 
@@ -104,40 +177,70 @@ final class CachedClass {
         return a < 0 ? b : b < 0 ? a : Math.min(a, b);
     }
 
+    static int getInt(byte[] b, int p) {
+        return ((b[p] & 0xFF) << 24) | ((b[p + 1] & 0xFF) << 16) | ((b[p + 2] & 0xFF) << 8) | (b[p + 3] & 0xFF);
+    }
+
+    static void putInt(byte[] b, int p, int v) {
+        b[p] = (byte) (v >>> 24);
+        b[p + 1] = (byte) (v >>> 16);
+        b[p + 2] = (byte) (v >>> 8);
+        b[p + 3] = (byte) v;
+    }
+
     /** The class file with ids starting at {@code base}. */
     byte[] relocate(int base) {
-        byte[] out = bytes.clone();
+        byte[] out = java.util.Arrays.copyOfRange(bytes, bytesAt, bytesAt + bytesLength);
         int delta = base - 1;
         for (int i = 0; i < offsets.length; i++) {
             int p = offsets[i];
-            int word = ((out[p] & 0xFF) << 24) | ((out[p + 1] & 0xFF) << 16) | ((out[p + 2] & 0xFF) << 8) | (out[p + 3] & 0xFF);
-            word += extendedWord[i] ? delta : delta << EventLayout.METHOD_SHIFT;
-            out[p] = (byte) (word >>> 24);
-            out[p + 1] = (byte) (word >>> 16);
-            out[p + 2] = (byte) (word >>> 8);
-            out[p + 3] = (byte) word;
+            int word = getInt(out, p);
+            putInt(out, p, word + (extendedWord[i] ? delta : delta << EventLayout.METHOD_SHIFT));
         }
         return out;
     }
 
-    /** Writes the {@code <class>} element for static.xml, with ids starting at {@code base}. */
+    /**
+     * Writes the {@code <class>} element for static.xml, with ids starting at {@code base}.
+     * Throws {@link DamagedTemplate}, before writing anything, when the template cannot be read.
+     */
     void writeTo(java.io.OutputStream out, ClassPlan plan, int base, String status) throws java.io.IOException {
         ensureTemplate();
-        out.write(plan.openTag(classAttributes, status).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        byte[] open = plan.openTag(classAttributes, status).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        // The element is built in one array and written with one call: the output stream's write
+        // is synchronized, and a big class has tens of thousands of parts.
+        int ids = tplParts - 1;
+        byte[] x = new byte[open.length + tplText + 20 * ids + CLASS_END.length];
+        System.arraycopy(open, 0, x, 0, open.length);
+        int n = open.length;
         long delta = base - 1;
-        byte[] digits = new byte[20];
-        for (int i = 0; i < values.length; i++) {
-            out.write(parts[i]);
-            long v = values[i] + (kinds[i] == MARK_METHOD ? delta : delta << EventLayout.METHOD_SHIFT);
-            int n = 20;
+        byte[] t = tpl;
+        int lengths = tplAt;
+        int at = tplAt + 4 * tplParts;
+        int kinds = at + tplText;
+        int values = kinds + ids;
+        for (int i = 0; i < ids; i++) {
+            int len = getInt(t, lengths + 4 * i);
+            System.arraycopy(t, at, x, n, len);
+            n += len;
+            at += len;
+            long v = ((long) getInt(t, values + 8 * i) << 32) | (getInt(t, values + 8 * i + 4) & 0xFFFFFFFFL);
+            v += t[kinds + i] == MARK_METHOD ? delta : delta << EventLayout.METHOD_SHIFT;
+            // Digits from the right, then moved into place (ids are positive, at most 19 digits).
+            int end = n + 20;
+            int d = end;
             do {
-                digits[--n] = (byte) ('0' + (v % 10));
+                x[--d] = (byte) ('0' + (v % 10));
                 v /= 10;
             } while (v > 0);
-            out.write(digits, n, 20 - n);
+            System.arraycopy(x, d, x, n, end - d);
+            n += end - d;
         }
-        out.write(parts[parts.length - 1]);
-        out.write(CLASS_END);
+        int last = getInt(t, lengths + 4 * ids);
+        System.arraycopy(t, at, x, n, last);
+        n += last;
+        System.arraycopy(CLASS_END, 0, x, n, CLASS_END.length);
+        out.write(x, 0, n + CLASS_END.length);
     }
 
     private static final byte[] CLASS_END = "</class>\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
@@ -197,12 +300,24 @@ final class CachedClass {
     // ------------------------------------------------------------------ on disk
 
     private static final int MAGIC = 0x4A424345; // "JBCE": version 3, bulk layout
+    /** The fixed header: magic and seven counts. */
+    static final int HEADER = 32;
 
     /**
-     * One entry: a fixed header, then every array as one block of bytes, so that reading it back
-     * is a handful of bulk copies (start-up reads a thousand of these, mostly in interpreted code).
+     * One entry, in a file of its own ({@link ClassCache}): the header and the class
+     * ({@link #writeHead}), then the template ({@link #writeTemplate}). A bundle
+     * ({@link CacheBundle}) keeps the two apart: start-up needs only the first.
      */
-    void write(DataOutputStream out) throws IOException {
+    void write(java.io.OutputStream out) throws IOException {
+        writeHead(out);
+        writeTemplate(out);
+    }
+
+    /**
+     * The header, then every array as one block of bytes, so that reading it back is a handful of
+     * bulk copies (start-up reads a thousand of these, mostly in interpreted code).
+     */
+    void writeHead(java.io.OutputStream out) throws IOException {
         ensureTemplate();
         byte[] attrs = classAttributes.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         StringBuilder w = new StringBuilder();
@@ -210,97 +325,111 @@ final class CachedClass {
             w.append(warning).append('\n');
         }
         byte[] warn = w.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        int textLength = 0;
-        for (byte[] p : parts) {
-            textLength += p.length;
+        byte[] b = new byte[HEADER + bytesLength + 5 * offsets.length + attrs.length + warn.length];
+        int[] header = {MAGIC, bytesLength, offsets.length, idCount, attrs.length, warn.length, tplParts, tplText};
+        for (int i = 0; i < header.length; i++) {
+            putInt(b, 4 * i, header[i]);
         }
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(64 + bytes.length + 5 * offsets.length + attrs.length
-                + warn.length + textLength + 4 * parts.length + 9 * values.length);
-        b.putInt(MAGIC).putInt(bytes.length).putInt(offsets.length).putInt(idCount).putInt(attrs.length)
-                .putInt(warn.length).putInt(parts.length).putInt(textLength);
-        b.put(bytes);
+        int at = HEADER;
+        System.arraycopy(bytes, bytesAt, b, at, bytesLength);
+        at += bytesLength;
         for (int o : offsets) {
-            b.putInt(o);
+            putInt(b, at, o);
+            at += 4;
         }
         for (boolean e : extendedWord) {
-            b.put((byte) (e ? 1 : 0));
+            b[at++] = (byte) (e ? 1 : 0);
         }
-        b.put(attrs).put(warn);
-        for (byte[] p : parts) {
-            b.putInt(p.length);
-        }
-        for (byte[] p : parts) {
-            b.put(p);
-        }
-        b.put(kinds);
-        for (long v : values) {
-            b.putLong(v);
-        }
-        out.write(b.array(), 0, b.position());
+        System.arraycopy(attrs, 0, b, at, attrs.length);
+        at += attrs.length;
+        System.arraycopy(warn, 0, b, at, warn.length);
+        out.write(b);
     }
 
+    /** The template in its on-disk layout (part lengths, text, kinds, values). */
+    void writeTemplate(java.io.OutputStream out) throws IOException {
+        out.write(tpl, tplAt, templateLength());
+    }
+
+    /** Feeds the template's bytes to a checksum (the bundle's, computed before it is written). */
+    void updateTemplate(java.util.zip.CRC32 crc) throws IOException {
+        crc.update(tpl, tplAt, templateLength());
+    }
+
+    /** An entry read from its own file: the template follows the class. */
     static CachedClass read(byte[] data) throws IOException {
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(data);
-        if (b.getInt() != MAGIC) {
-            throw new IOException("not a cached class");
-        }
         CachedClass c = new CachedClass();
-        c.bytes = new byte[b.getInt()];
-        int n = b.getInt();
-        c.idCount = b.getInt();
-        byte[] attrs = new byte[b.getInt()];
-        byte[] warn = new byte[b.getInt()];
-        int partCount = b.getInt();
-        int textLength = b.getInt();
-        b.get(c.bytes);
-        c.offsets = new int[n];
-        b.asIntBuffer().get(c.offsets);
-        b.position(b.position() + 4 * n);
-        c.extendedWord = new boolean[n];
-        for (int i = 0; i < n; i++) {
-            c.extendedWord[i] = b.get() != 0;
-        }
-        b.get(attrs).get(warn);
-        c.classAttributes = new String(attrs, java.nio.charset.StandardCharsets.UTF_8);
-        for (String warning : new String(warn, java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
-            if (!warning.isEmpty()) {
-                c.warnings.add(warning);
-            }
-        }
-        // The template (tens of thousands of small parts for a big class, most of the entry) is
-        // parsed later, by the writer: at start-up this runs for every class loaded before the agent.
-        int need = 4 * partCount + textLength + Math.max(0, partCount - 1) * 9;
-        if (partCount < 1 || textLength < 0 || b.remaining() != need) {
+        int end = c.readHead(data, 0, data.length);
+        long need = 4L * c.tplParts + c.tplText + 9L * Math.max(0, c.tplParts - 1);
+        if (data.length - end != need) {
             throw new IOException("damaged cached class");
         }
-        c.raw = data;
-        c.templateAt = b.position();
-        c.templateParts = partCount;
-        c.templateText = textLength;
-        c.instrumented = true;
+        // The template (tens of thousands of small parts for a big class, most of the entry) is
+        // checked later, by the writer: at start-up this runs for every class loaded before the agent.
+        c.tpl = data;
+        c.tplAt = end;
         return c;
     }
 
-    /** Reads the template written by {@link #write}: part lengths, text, kinds, values. */
-    private void parseTemplate(java.nio.ByteBuffer b) {
-        int[] lengths = new int[templateParts];
-        b.asIntBuffer().get(lengths);
-        b.position(b.position() + 4 * lengths.length);
-        byte[] text = new byte[templateText];
-        b.get(text);
-        byte[][] p = new byte[lengths.length][];
-        int at = 0;
-        for (int i = 0; i < lengths.length; i++) {
-            p[i] = java.util.Arrays.copyOfRange(text, at, at + lengths[i]);
-            at += lengths[i];
-        }
-        byte[] k = new byte[lengths.length - 1];
-        b.get(k);
-        long[] v = new long[k.length];
-        b.asLongBuffer().get(v);
-        kinds = k;
-        values = v;
-        parts = p;
+    /** An entry of a bundle: its template lies at {@code templateAt} of the bundle's template region. */
+    static CachedClass readFromBundle(byte[] data, int at, int limit, CacheBundle bundle, int templateAt)
+            throws IOException {
+        CachedClass c = new CachedClass();
+        c.readHead(data, at, limit);
+        c.bundle = bundle;
+        c.tplAt = templateAt;
+        c.fromBundle = true;
+        return c;
     }
 
+    /**
+     * Reads what {@link #writeHead} wrote at {@code data[at..limit)}, keeping the class file as a
+     * view into {@code data}; returns where it ends.
+     */
+    private int readHead(byte[] data, int at, int limit) throws IOException {
+        if (limit - at < HEADER || getInt(data, at) != MAGIC) {
+            throw new IOException("not a cached class");
+        }
+        int length = getInt(data, at + 4);
+        int n = getInt(data, at + 8);
+        idCount = getInt(data, at + 12);
+        int attrs = getInt(data, at + 16);
+        int warn = getInt(data, at + 20);
+        tplParts = getInt(data, at + 24);
+        tplText = getInt(data, at + 28);
+        long end = (long) at + HEADER + length + 5L * n + attrs + warn;
+        if (length < 0 || n < 0 || attrs < 0 || warn < 0 || tplParts < 1 || tplText < 0 || end > limit) {
+            throw new IOException("damaged cached class");
+        }
+        int p = at + HEADER;
+        bytes = data;
+        bytesAt = p;
+        bytesLength = length;
+        p += length;
+        offsets = new int[n];
+        extendedWord = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            int o = getInt(data, p);
+            if (o < 0 || o > length - 4) {
+                throw new IOException("damaged cached class");
+            }
+            offsets[i] = o;
+            p += 4;
+        }
+        for (int i = 0; i < n; i++) {
+            extendedWord[i] = data[p++] != 0;
+        }
+        classAttributes = new String(data, p, attrs, java.nio.charset.StandardCharsets.UTF_8);
+        p += attrs;
+        if (warn > 0) {
+            for (String warning : new String(data, p, warn, java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                if (!warning.isEmpty()) {
+                    warnings.add(warning);
+                }
+            }
+        }
+        p += warn;
+        instrumented = true;
+        return p;
+    }
 }

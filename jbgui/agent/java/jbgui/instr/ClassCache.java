@@ -1,23 +1,34 @@
 package jbgui.instr;
 
 import java.io.BufferedOutputStream;
-import java.io.DataOutputStream;
 import java.io.File;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.zip.CRC32;
 
 /**
  * Instrumented JDK classes kept on disk between runs ({@link CachedClass}). One directory per
  * (agent build, JDK, instrumentation options); one file per class, named after the class and the
  * CRC-32 and length of its original bytes, so a changed class file never meets a stale entry.
- * Files are written to a temporary name and renamed, so concurrent JVMs never read half a file.
- * Any problem with the cache only means instrumenting again.
+ * The classes the JVM loaded before the agent are also kept together in one bundle
+ * ({@link CacheBundle}): start-up reads it once instead of some 900 files. Files are written to a
+ * temporary name and renamed, so concurrent JVMs never read half a file. Any problem with the
+ * cache only means instrumenting again.
  */
 public final class ClassCache {
     private final File dir;
     private volatile boolean usable = true;
+    /** The bundle, from {@link #openBundle} until {@link #preloadedDone}. */
+    private volatile CacheBundle bundle;
+    /** The classes loaded before the agent that this run instrumented or read, for the next bundle. */
+    private final List<CacheBundle.Entry> preloaded = new ArrayList<>();
+    private int preloadedFromBundle;
 
     public ClassCache(File dir) {
         this.dir = dir;
@@ -27,21 +38,106 @@ public final class ClassCache {
         return dir;
     }
 
-    private File file(String className, byte[] original) {
+    static int crc(byte[] original) {
         CRC32 crc = new CRC32();
         crc.update(original, 0, original.length);
+        return (int) crc.getValue();
+    }
+
+    private File file(String className, int crc, int length) {
         String name = className.replace('/', '.');
         if (name.length() > 180) {
             name = name.substring(0, 100) + "~" + Integer.toHexString(name.hashCode());
         }
-        return new File(dir, name + "@" + Long.toHexString(crc.getValue()) + "-" + original.length + ".jbc");
+        return new File(dir, name + "@" + Integer.toHexString(crc) + "-" + length + ".jbc");
     }
 
-    CachedClass load(String className, byte[] original) {
+    /**
+     * Reads the bundle of the classes loaded before the agent, before they are retransformed.
+     * Returns how many classes it holds (0: none, or not usable).
+     */
+    public int openBundle() {
+        bundle = usable ? CacheBundle.open(new File(dir, CacheBundle.FILE_NAME)) : null;
+        return bundle == null ? 0 : bundle.size();
+    }
+
+    /**
+     * The retransformation of the classes loaded before the agent is over: releases the bundle and,
+     * when there was none or it missed more than a few of them, returns what writes it anew on the
+     * writer thread (null when nothing needs writing). The new bundle keeps the old one's other classes, so that
+     * programs that differ in what the JVM loads before the agent do not take turns rewriting it.
+     */
+    public jbgui.output.XmlFragment preloadedDone() {
+        final CacheBundle old = bundle;
+        bundle = null;
+        final List<CacheBundle.Entry> entries;
+        synchronized (preloaded) {
+            // A few classes the bundle misses come from their own files: some classes the JVM
+            // reconstitutes differently from run to run (seen: 6 of 1,179, an abstract method's
+            // overpass in another place), and writing 27 MB again for them every other run would
+            // cost more than their files.
+            int missed = preloaded.size() - preloadedFromBundle;
+            if (!usable || preloaded.isEmpty() || (old != null && missed <= Math.max(8, preloaded.size() / 32))) {
+                preloaded.clear();
+                return null;
+            }
+            entries = new ArrayList<>(preloaded);
+            preloaded.clear();
+        }
+        return new jbgui.output.XmlFragment() {
+            @Override
+            public void writeTo(OutputStream out) {
+                // Nothing for static.xml: it only rides the writer's queue, behind the classes'
+                // own descriptions (whose templates it reuses).
+                if (old != null) {
+                    Set<String> seen = new HashSet<>();
+                    for (CacheBundle.Entry e : entries) {
+                        seen.add(e.name);
+                    }
+                    for (CacheBundle.Entry e : old.entries()) {
+                        if (!seen.contains(e.name)) {
+                            entries.add(e);
+                        }
+                    }
+                }
+                CacheBundle.write(dir, entries);
+            }
+        };
+    }
+
+    /** Bundle statistics for agent.log: "served N of M classes loaded before the agent". */
+    public String preloadedSummary() {
+        synchronized (preloaded) {
+            return preloadedFromBundle + " of " + preloaded.size();
+        }
+    }
+
+    /** A class loaded before the agent, as this run instruments it: it belongs in the bundle. */
+    void notePreloaded(String className, CachedClass c, boolean fromBundle) {
+        synchronized (preloaded) {
+            preloaded.add(new CacheBundle.Entry(className, c));
+            if (fromBundle) {
+                preloadedFromBundle++;
+            }
+        }
+    }
+
+    /**
+     * The cached class for this original class file, or null. {@code crc} is the original's
+     * CRC-32 ({@link #crc}); with {@code preloaded} the bundle is looked at first.
+     */
+    CachedClass load(String className, byte[] original, int crc, boolean preloaded) {
         if (!usable) {
             return null;
         }
-        File f = file(className, original);
+        CacheBundle b = preloaded ? bundle : null;
+        if (b != null) {
+            CachedClass c = b.find(className, crc, original.length);
+            if (c != null) {
+                return c;
+            }
+        }
+        File f = file(className, crc, original.length);
         if (!f.isFile()) {
             return null;
         }
@@ -57,25 +153,28 @@ public final class ClassCache {
                 }
                 n += r;
             }
-            return CachedClass.read(data);
+            CachedClass c = CachedClass.read(data);
+            c.originalCrc = crc;
+            c.originalLength = original.length;
+            return c;
         } catch (IOException | RuntimeException e) {
             f.delete();
             return null;
         }
     }
 
-    void store(String className, byte[] original, CachedClass c) {
+    void store(String className, CachedClass c) {
         if (!usable) {
             return;
         }
-        File f = file(className, original);
+        File f = file(className, c.originalCrc, c.originalLength);
         File tmp = new File(dir, f.getName() + "." + jbgui.runtime.Config.pid() + ".tmp");
         try {
             if (!dir.isDirectory() && !dir.mkdirs() && !dir.isDirectory()) {
                 usable = false;
                 return;
             }
-            try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(new FileOutputStream(tmp), 1 << 16))) {
+            try (OutputStream out = new BufferedOutputStream(new FileOutputStream(tmp), 1 << 16)) {
                 c.write(out);
             }
             if (!tmp.renameTo(f)) {

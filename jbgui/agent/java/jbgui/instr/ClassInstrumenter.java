@@ -93,10 +93,11 @@ public final class ClassInstrumenter {
      * to the ids this run assigns. Null when the class cannot be relocated (the caller then
      * instruments it directly).
      */
-    private InstrumentResult instrumentRelocatable(byte[] original, ClassPlan plan, MethodIds ids) {
+    private InstrumentResult instrumentRelocatable(final byte[] original, final ClassPlan plan, MethodIds ids) {
         final boolean cacheable = cache != null && plan.jdk;
         long t0 = System.nanoTime();
-        CachedClass c = cacheable ? cache.load(plan.name, original) : null;
+        int crc = cacheable ? ClassCache.crc(original) : 0;
+        CachedClass c = cacheable ? cache.load(plan.name, original, crc, plan.preloaded) : null;
         PHASE_NANOS.addAndGet(5, System.nanoTime() - t0);
         final boolean fresh = c == null;
         if (c == null) {
@@ -104,6 +105,8 @@ public final class ClassInstrumenter {
             if (c == null) {
                 return null;
             }
+            c.originalCrc = crc;
+            c.originalLength = original.length;
         }
         final int base = ids.allocate(c.idCount);
         if (base < 0) {
@@ -115,13 +118,27 @@ public final class ClassInstrumenter {
         result.instrumented = true;
         result.firstMethodId = base;
         result.warnings.addAll(c.warnings);
+        if (cacheable && plan.preloaded) {
+            cache.notePreloaded(plan.name, cc, cc.fromBundle);
+        }
         result.xml = new jbgui.output.XmlFragment() {
             @Override
             public void writeTo(java.io.OutputStream out) throws java.io.IOException {
                 long t3 = System.nanoTime();
-                cc.writeTo(out, plan, base, MethodElements.status(plan, true, false));
+                String status = MethodElements.status(plan, true, false);
+                try {
+                    cc.writeTo(out, plan, base, status);
+                } catch (CachedClass.DamagedTemplate e) {
+                    // The class came from a damaged cache entry: describe it afresh. Its bytes
+                    // (already in the JVM) and ids are those the same instrumentation gives.
+                    CachedClass again = relative(original, plan);
+                    if (again == null || again.idCount != cc.idCount) {
+                        throw e;
+                    }
+                    again.writeTo(out, plan, base, status);
+                }
                 if (cacheable && fresh) {
-                    cache.store(plan.name, original, cc);
+                    cache.store(plan.name, cc);
                 }
                 PHASE_NANOS.addAndGet(4, System.nanoTime() - t3);
             }
@@ -137,6 +154,7 @@ public final class ClassInstrumenter {
         }
         CachedClass c = new CachedClass();
         c.bytes = core.result.bytes;
+        c.bytesLength = c.bytes.length;
         c.idCount = scratch.used();
         c.instrumented = true;
         c.warnings.addAll(core.result.warnings);
