@@ -519,7 +519,6 @@ class _Builder:
         own_mode = stored is not None
         read = stored or _memory_reader(calls)
         pieces = _pieces(calls)
-        widest = max((hi - lo for lo, hi in pieces), default=0)
         exc_rows, exc_thrown, exc_caught = _exception_counts(exceptions, n)
         local = 1 << max(4, min(LOCAL_NODES, len(calls) + 1) - 1).bit_length()     # a power of two
         # two local trees take turns: one fills while the other is merged (the module's docstring)
