@@ -375,6 +375,11 @@ class ThreadReplay:
                                  "flag_counts": np.zeros(CS.FLAG_BITS, np.int64), "max_depth": np.array([-1])}
         return self._summary
 
+    @property
+    def call_summary_ready(self) -> bool:
+        """Whether :attr:`call_summary` is at hand (computed, or kept beside the columns)."""
+        return self._summary is not None or CS.is_stored(self.calls.directory)
+
     def times(self, events: np.ndarray) -> np.ndarray:
         """Nanoseconds since the trace started for event indices (interpolated between the clock
         samples: when each event starts); the event indices themselves when the trace has no

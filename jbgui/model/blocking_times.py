@@ -28,6 +28,7 @@ after it starts after it, siblings never overlap, and a trace without steps read
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from jbgui.model import layout
@@ -152,11 +153,7 @@ class Axis:
         last = np.asarray(last, np.int64)
         if not len(self.steps):
             return first, last
-        synthetic = (np.asarray(flags, np.int64) & SYNTHETIC) != 0
-        start = first + np.searchsorted(self.steps, first, side="right") - (
-            synthetic & np.isin(first, self.steps))
-        end_last = np.where(synthetic & (first == last), start,
-                            last + np.searchsorted(self.steps, last, side="right"))
+        start, end_last = self._positions(first, last, flags, False)
         return start, end_last
 
     def weight_rows(self, first, last, flags) -> tuple[np.ndarray, np.ndarray]:
@@ -164,13 +161,17 @@ class Axis:
         (calling-context trees): from a call's first event to its last, as before the stamps, so
         that a call's callees never add up to more than the call; a native that recorded nothing
         and blocked spans its wait (its unit of the axis), one that did not block nothing."""
-        start, end_last = self.rows(first, last, flags)
-        if not len(self.steps):
-            return start, end_last
         first = np.asarray(first, np.int64)
-        waited = ((np.asarray(flags, np.int64) & SYNTHETIC) != 0) & (first == np.asarray(last, np.int64)) & \
-            np.isin(first, self.steps)
-        return start, end_last + waited
+        last = np.asarray(last, np.int64)
+        if not len(self.steps):
+            return first, last
+        return self._positions(first, last, flags, True)
+
+    def _positions(self, first, last, flags, weights: bool) -> tuple[np.ndarray, np.ndarray]:
+        start = np.empty(len(first), np.int64)
+        end = np.empty(len(first), np.int64)
+        _axis_rows(first, last, np.asarray(flags), self.steps, SYNTHETIC, weights, start, end)
+        return start, end
 
     def times(self, positions) -> np.ndarray:
         """Nanoseconds at axis positions (linear between points, constant outside)."""
@@ -183,6 +184,59 @@ class Axis:
         """Start and end times of calls: what the timeline draws, the call tree and hover say."""
         start, end_last = self.rows(first, last, flags)
         return self.times(start), self.times(np.asarray(end_last, np.float64) + 1.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _axis_rows(first, last, flags, steps, synthetic, weights, start, end):  # pragma: no cover - numba
+    """:meth:`Axis.rows` (``weights`` False) or :meth:`Axis.weight_rows` (True) in one pass:
+    ``s(k)``, the steps at positions ``<= k``, found by walking ``steps`` (sorted) along ``first``
+    (in start order within a block of calls; any order is right, only slower) and galloping from
+    there to ``last``, instead of a binary search per value."""
+    n = len(steps)
+    j = 0                       # steps[:j] <= x < steps[j:]
+    for i in range(len(first)):
+        x = first[i]
+        if j > 0 and steps[j - 1] > x:          # back: search from the start
+            lo, hi = 0, j
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if steps[mid] <= x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            j = lo
+        while j < n and steps[j] <= x:
+            j += 1
+        on_step = j > 0 and steps[j - 1] == x
+        synth = (flags[i] & synthetic) != 0
+        s = x + j - (1 if synth and on_step else 0)
+        start[i] = s
+        y = last[i]
+        if synth and x == y:
+            end[i] = s + (1 if weights and on_step else 0)
+            continue
+        if y >= x:
+            k = j
+            step = 1
+            while k + step - 1 < n and steps[k + step - 1] <= y:     # gallop: steps[:k] <= y
+                k += step
+                step *= 2
+            hi = min(k + step - 1, n)
+            while k < hi:
+                mid = (k + hi) >> 1
+                if steps[mid] <= y:
+                    k = mid + 1
+                else:
+                    hi = mid
+        else:
+            k, hi = 0, n
+            while k < hi:
+                mid = (k + hi) >> 1
+                if steps[mid] <= y:
+                    k = mid + 1
+                else:
+                    hi = mid
+        end[i] = y + k
 
 
 def blocked_calls(samples: np.ndarray) -> np.ndarray:

@@ -44,39 +44,64 @@ def _end_at(x, y, j, pos, nanos):  # pragma: no cover - numba
     return _interp_at(y, k, pos, nanos)
 
 
+# The two kernels below repeat their few lines on purpose: numba does not inline a helper taking
+# arrays here, and a call per value made them six times slower.
+
 @numba.njit(cache=True, nogil=True)
-def _block_times(first, last, plus, pos, nanos, t_first, t_end):  # pragma: no cover - numba
+def _block_times(first, last, plus, pos, nanos, slopes, t_first, t_end):  # pragma: no cover - numba
     """``np.interp`` of ``first`` and of ``last + plus`` over the clock samples (``pos`` increasing,
     at least two), walking the samples instead of a binary search per value: ``first`` never
-    decreases within a block (rows are in start order), and a call ends at or after its start."""
+    decreases within a block but where an axis start steps back by one unit
+    (:class:`jbgui.model.blocking_times.Axis`: a native's start, before the step at its event),
+    and the walk steps back with it; a call ends at or after its start. Each segment's slope is
+    computed once (``slopes``: the same division, so the same bits; a division per value was
+    most of the cost)."""
     n = len(pos)
     j = 0
     for i in range(len(first)):
         x = np.float64(first[i])
+        while j > 0 and pos[j] > x:
+            j -= 1
         while j + 1 < n and pos[j + 1] <= x:
             j += 1
-        t_first[i] = _interp_at(x, j, pos, nanos)
-        t_end[i] = _end_at(x, np.float64(last[i]) + plus, j, pos, nanos)
+        if x < pos[0] or x >= pos[n - 1] or pos[j] == x:
+            t_first[i] = _interp_at(x, j, pos, nanos)
+        else:
+            t_first[i] = slopes[j] * (x - pos[j]) + nanos[j]
+        y = np.float64(last[i]) + plus
+        k = j if y >= x else 0
+        if k + 1 < n and pos[k + 1] <= y:          # ends in a later segment: search for it
+            t_end[i] = _end_at(x, y, j, pos, nanos)
+        elif y < pos[0] or y >= pos[n - 1] or pos[k] == y:
+            t_end[i] = _interp_at(y, k, pos, nanos)
+        else:
+            t_end[i] = slopes[k] * (y - pos[k]) + nanos[k]
+
+
+def _slopes(pos: np.ndarray, nanos: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):      # segments of no length: never used
+        return np.diff(nanos) / np.diff(pos)
 
 
 @numba.njit(cache=True, nogil=True)
 def _block_spans(first, last, pos, nanos, slopes, out):  # pragma: no cover - numba
-    """What :func:`block_spans` returns, in one pass (the arithmetic of :func:`_block_times`, then
-    ``np.rint``), with each segment's slope computed once (``slopes``: a division per call and end
-    was most of the cost; the same division gives the same bits)."""
+    """What :func:`block_spans` returns, in one pass: the arithmetic of :func:`_block_times` (with
+    ``plus`` 0), then ``np.rint``."""
     n = len(pos)
     j = 0
     for i in range(len(first)):
         x = np.float64(first[i])
+        while j > 0 and pos[j] > x:
+            j -= 1
         while j + 1 < n and pos[j + 1] <= x:
             j += 1
-        y = np.float64(last[i])
         if x < pos[0] or x >= pos[n - 1] or pos[j] == x:
             t0 = _interp_at(x, j, pos, nanos)
         else:
             t0 = slopes[j] * (x - pos[j]) + nanos[j]
+        y = np.float64(last[i])
         k = j if y >= x else 0
-        if k + 1 < n and pos[k + 1] <= y:          # ends in a later segment: search for it
+        if k + 1 < n and pos[k + 1] <= y:
             t1 = _end_at(x, y, j, pos, nanos)
         elif y < pos[0] or y >= pos[n - 1] or pos[k] == y:
             t1 = _interp_at(y, k, pos, nanos)
@@ -97,8 +122,9 @@ def block_times(first: np.ndarray, last: np.ndarray, pos: np.ndarray, nanos: np.
         return first.astype(np.float64), np.asarray(last, np.float64) + plus
     t_first = np.empty(len(first), np.float64)
     t_end = np.empty(len(first), np.float64)
-    _block_times(first, np.asarray(last), float(plus), np.ascontiguousarray(pos, np.float64),
-                 np.ascontiguousarray(nanos, np.float64), t_first, t_end)
+    pos = np.ascontiguousarray(pos, np.float64)
+    nanos = np.ascontiguousarray(nanos, np.float64)
+    _block_times(first, np.asarray(last), float(plus), pos, nanos, _slopes(pos, nanos), t_first, t_end)
     return t_first, t_end
 
 
@@ -112,7 +138,5 @@ def block_spans(first: np.ndarray, last: np.ndarray, pos: np.ndarray, nanos: np.
     out = np.empty(len(first), np.int64)
     pos = np.ascontiguousarray(pos, np.float64)
     nanos = np.ascontiguousarray(nanos, np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):      # segments of no length: never used
-        slopes = np.diff(nanos) / np.diff(pos)
-    _block_spans(first, np.asarray(last), pos, nanos, slopes, out)
+    _block_spans(first, np.asarray(last), pos, nanos, _slopes(pos, nanos), out)
     return out

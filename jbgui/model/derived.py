@@ -38,9 +38,16 @@ def load_or_compute(directory: Path | None, name: str, keys: tuple[str, ...],
         except store.CacheDamaged:
             pass    # missing, damaged or of another version: computed again
     arrays = compute()
-    if path is not None:
-        try:
-            store.save_arrays(path, arrays)
-        except OSError:
-            pass
+    save(directory, name, arrays)
     return arrays
+
+
+def save(directory: Path | None, name: str, arrays: dict[str, np.ndarray]) -> None:
+    """Keep ``arrays`` as ``directory/name`` (nothing without a directory; a read-only or full
+    disk only costs computing them again next time)."""
+    if directory is None:
+        return
+    try:
+        store.save_arrays(Path(directory) / f"{name}.zst", arrays)
+    except OSError:
+        pass

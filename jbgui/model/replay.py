@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from queue import Empty, Full, Queue
+from queue import Empty, Queue
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +19,7 @@ import numpy as np
 from jbgui.model import layout
 from jbgui.model import replay_kernel as K
 from jbgui.model import store as S
+from jbgui.model.prefetch import prefetch
 from jbgui.model.statics import Statics
 from jbgui.model.tracedir import iter_stream, stream_event_count
 
@@ -316,49 +317,6 @@ def reset_thread_state(T: K.State) -> K.State:
     T.sc[:] = 0
     T.counts[:] = 0
     return T
-
-
-def prefetch(batches, depth: int = 2):
-    """Iterate ``batches`` while a second thread decodes the next ones (zlib and numpy release the
-    GIL, and so does the replay kernel): decoding and replay overlap on two cores. At most
-    ``depth`` decoded batches wait, so memory stays bounded."""
-    queue: Queue = Queue(maxsize=depth)
-    stop = threading.Event()
-    done = object()
-
-    def produce() -> None:
-        try:
-            for item in batches:
-                while not stop.is_set():
-                    try:
-                        queue.put(item, timeout=0.1)
-                        break
-                    except Full:
-                        continue
-                if stop.is_set():
-                    return
-            queue.put(done)
-        except BaseException as error:  # handed to the consumer, raised there
-            queue.put(error)
-
-    worker = threading.Thread(target=produce, name="jbgui-decode", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = queue.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while worker.is_alive():
-            try:
-                queue.get(timeout=0.05)
-            except Empty:
-                pass
-        worker.join()
 
 
 def replay_stream(statics: Statics, kstatic: K.Static, state: K.State, stream: Path, out_dir: Path,

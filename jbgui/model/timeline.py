@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jbgui.model import call_summary as CS
 from jbgui.model import timeline_kernel as K
 from jbgui.model import timeline_lod as LOD
 from jbgui.model import timeline_scope as TS
@@ -122,7 +123,14 @@ class ThreadTimeline:
         if n:
             exc = thread.exceptions
             marked = np.concatenate([exc["throw_row"], exc["catch_row"], [0]]) if len(exc) else None
-            self.lod = LOD.Levels(calls, thread.events, self.pos, self.nanos, window_rows, marked, self.axis)
+            # The levels' pass reads the columns the thread's call summary is made of: when both
+            # are to be computed, it makes the summary too (load_trace then finds it kept).
+            summary = None if thread.call_summary_ready else CS.Accumulator()
+            self.lod = LOD.Levels(calls, thread.events, self.pos, self.nanos, window_rows, marked, self.axis,
+                                  visit=None if summary is None else
+                                  lambda c: summary.feed(c["method"], c["flags"], c["depth"]))
+            if summary is not None and summary.rows == n:
+                CS.save(calls.directory, summary.result())
             self.max_depth = self.lod.max_depth
             self.t_min, self.t_max = self.lod.t_min, self.lod.t_max
             self.limits = self.lod.limits

@@ -31,6 +31,7 @@ import numba
 import numpy as np
 
 from jbgui.model import clock_times, derived, store
+from jbgui.model.prefetch import prefetch
 
 WINDOW_ROWS = 1 << 20       # calls one screen of the finest level's resolution holds, on average
 SCREEN_PIXELS = 1600
@@ -189,11 +190,14 @@ class Levels:
     first use; also the thread's extent (``t_min``, ``t_max``, ``max_depth``) from the same pass."""
 
     def __init__(self, calls, events: int, pos: np.ndarray, nanos: np.ndarray, window_rows: int = WINDOW_ROWS,
-                 marked_rows: np.ndarray | None = None, axis=None):
+                 marked_rows: np.ndarray | None = None, axis=None, visit=None):
         """``marked_rows``: rows whose depth the timeline marks (exceptions thrown and caught):
         looked up in the same pass, kept as ``mark_rows`` (sorted, unique) and ``mark_depth``.
         ``axis``: the thread's :class:`jbgui.model.blocking_times.Axis`, which call times are read
-        on (``pos``, ``nanos``: its clock points, for event times)."""
+        on (``pos``, ``nanos``: its clock points, for event times). ``visit(cols)``, when the pass
+        runs (the levels were not kept), gets each block of rows in order, as a dict of its
+        ``first``, ``last``, ``depth``, ``method`` and ``flags``: for other totals over the same
+        columns, which then are not decoded again."""
         self.calls = calls
         self.events = int(events)
         rows = np.zeros(0, np.int64) if marked_rows is None else np.asarray(marked_rows, np.int64)
@@ -205,6 +209,7 @@ class Levels:
         suffix = ("" if len(pos) >= 2 else "-events") + ("" if window_rows == WINDOW_ROWS else f"-w{window_rows}")
         self._name = f"{_SUMMARY}{suffix}"
         self.window_rows = window_rows
+        self._visit = visit
         summary = derived.load_or_compute(self.directory, self._name,
                                           ("limits", "extent", "block_first", "starts", "mark_rows", "mark_depth"),
                                           self._build, valid=self._valid)
@@ -266,25 +271,33 @@ class Levels:
         block_first = np.empty(len(starts) - 1, np.int64)
         marked = self._marked
         mark_depth = np.zeros(len(marked), np.int64)
-        for b in range(len(starts) - 1):
-            lo, hi = int(starts[b]), int(starts[b + 1])
-            cols = {"first": np.ascontiguousarray(calls.window("first", lo, hi, keep=False))}
-            # ``last`` is stored against ``first``: given it, it is not decoded a second time
-            cols["last"] = np.ascontiguousarray(calls.window("last", lo, hi, keep=False, ref=cols["first"]))
-            for name in ("depth", "method", "flags"):
-                cols[name] = np.ascontiguousarray(calls.window(name, lo, hi, keep=False))
+        def blocks():
+            # decoded on a second thread while the levels take the block before
+            for b in range(len(starts) - 1):
+                lo, hi = int(starts[b]), int(starts[b + 1])
+                cols = {"first": np.ascontiguousarray(calls.window("first", lo, hi, keep=False))}
+                # ``last`` is stored against ``first``: given it, it is not decoded a second time
+                cols["last"] = np.ascontiguousarray(calls.window("last", lo, hi, keep=False, ref=cols["first"]))
+                for name in ("depth", "method", "flags"):
+                    cols[name] = np.ascontiguousarray(calls.window(name, lo, hi, keep=False))
+                if self.axis is not None:       # a call's span on the clock's expanded axis
+                    ends = self.axis.rows(cols["first"], cols["last"], cols["flags"])
+                else:
+                    ends = cols["first"], cols["last"]
+                yield b, lo, hi, cols, ends
+
+        pos, nanos = (self.axis.pos, self.axis.nanos) if self.axis is not None else (self.pos, self.nanos)
+        for b, lo, hi, cols, (a_first, a_last) in prefetch(blocks()):
+            t_first, t_end = clock_times.block_times(a_first, a_last, pos, nanos)
             block_first[b] = cols["first"][0]
-            if self.axis is not None:       # a call's span on the clock's expanded axis
-                a_first, a_last = self.axis.rows(cols["first"], cols["last"], cols["flags"])
-                t_first, t_end = clock_times.block_times(a_first, a_last, self.axis.pos, self.axis.nanos)
-            else:
-                t_first, t_end = clock_times.block_times(cols["first"], cols["last"], self.pos, self.nanos)
             t_max = max(t_max, float(t_end.max()))
             max_depth = max(max_depth, int(cols["depth"].max()))
             a, z = np.searchsorted(marked, [lo, hi])
             mark_depth[a:z] = cols["depth"][marked[a:z] - lo]
             for level in levels:
                 level.feed(lo, cols, t_first, t_end)
+            if self._visit is not None:
+                self._visit(cols)
         self._built = {k: level.finish() for k, level in enumerate(levels)}
         for k, table in self._built.items():
             if self.directory is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,12 +41,9 @@ def load_trace(progress: Callable[[int, int], None], cancelled: Callable[[], boo
         analysis = Analysis.open(path, progress=progress, cancelled=cancelled, user_cache=user_cache)
     except Cancelled:
         raise
-    # The summary's pass over the calls (the first time: every thread's columns read once, seconds
-    # on a big trace) runs on the second core while the timeline's levels are built.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jbgui-summary") as pool:
-        summaries = pool.submit(lambda: [t.call_summary for t in analysis.threads])
-        timeline = TimelineModel(analysis)
-        summaries.result()
+    # The timeline's levels, the first time, are one pass over every thread's calls on two cores
+    # (decoding ahead), and it makes the threads' call summaries on the way: run_summary reads them.
+    timeline = TimelineModel(analysis)
     summary = run_summary(analysis)
     problems = list(dict.fromkeys([*analysis.problems, *analysis.trace.problems]))   # the replay's, the readers'
     return LoadedTrace(path, analysis, timeline, summary, time.perf_counter() - started, problems)

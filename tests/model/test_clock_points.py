@@ -194,3 +194,63 @@ def test_every_mix_gives_a_monotonic_mapping():
                 position += 1
         points = clock_points(records(*rows))
         assert monotonic(points), rows
+
+
+def _rows_by_search(axis: Axis, first, last, flags, weights: bool):
+    """Axis.rows and Axis.weight_rows as their definitions say, with a binary search per value:
+    the reference the one-pass kernel must equal."""
+    steps = axis.steps
+    synthetic = (flags & SYNTHETIC) != 0
+    on_step = np.isin(first, steps)
+    start = first + np.searchsorted(steps, first, side="right") - (synthetic & on_step)
+    end = np.where(synthetic & (first == last), start, last + np.searchsorted(steps, last, side="right"))
+    if weights:
+        end = end + (synthetic & (first == last) & on_step)
+    return start, end
+
+
+def test_axis_positions_in_one_pass_equal_the_search_per_value():
+    """Axis.rows and weight_rows walk the steps along a block of calls; in start order (the
+    passes' case), with starts that step back, and in any order they give what a binary search per
+    value gives; and the times read on them equal np.interp on the axis to the bit, also where a
+    native's start steps back below the clock point of the call before it."""
+    from jbgui.model import clock_times
+
+    rng = np.random.default_rng(21)
+    for case in range(400):
+        n_steps = int(rng.integers(1, 40))
+        steps = np.unique(rng.integers(0, 400, n_steps))
+        points = [(0, 0, EXACT)]
+        t = 0
+        for p in steps.tolist():
+            t += int(rng.integers(1, 1000))
+            points.append((int(p), t, BEFORE))
+            t += int(rng.integers(1, 5000))       # a wait: a step of the axis
+            points.append((int(p), t, AFTER))
+        points.append((500, t + 10, EXACT))
+        axis = Axis(clock_points(records(*points)))
+        assert np.array_equal(axis.steps, steps)
+        n = int(rng.integers(1, 400))
+        first = np.sort(rng.integers(-5, 520, n))
+        if case % 3 == 1:       # some starts on the steps themselves, natives among them
+            first[::3] = rng.choice(steps, len(first[::3]))
+            first = np.sort(first)
+        if case % 3 == 2:       # any order
+            rng.shuffle(first)
+        last = first + rng.geometric(0.05, n) - 1
+        flags = np.where(rng.random(n) < 0.4, NATIVE, 0)
+        natives_alone = (flags != 0) & (rng.random(n) < 0.7)
+        last[natives_alone] = first[natives_alone]          # natives that recorded nothing
+        for weights in (False, True):
+            got = axis.weight_rows(first, last, flags) if weights else axis.rows(first, last, flags)
+            want = _rows_by_search(axis, first, last, flags, weights)
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), (case, weights)
+        start, end_last = axis.rows(first, last, flags)
+        t_start, t_end = clock_times.block_times(start, end_last, axis.pos, axis.nanos)
+        assert np.array_equal(t_start, np.interp(start.astype(np.float64), axis.pos, axis.nanos))
+        assert np.array_equal(t_end, np.interp(end_last + 1.0, axis.pos, axis.nanos))
+        w_start, w_end = axis.weight_rows(first, last, flags)
+        spans = np.rint(np.interp(w_end.astype(np.float64), axis.pos, axis.nanos)
+                        - np.interp(w_start.astype(np.float64), axis.pos, axis.nanos))
+        assert np.array_equal(clock_times.block_spans(w_start, w_end, axis.pos, axis.nanos),
+                              np.maximum(spans, 0).astype(np.int64))

@@ -264,3 +264,45 @@ def test_block_times_equal_numpy_interp_to_the_last_bit(model):
         # the calling-context trees' spans: rounded differences of the same values, in one pass
         spans = np.rint(np.interp(last.astype(np.float64), pos, nanos) - np.interp(first.astype(np.float64), pos, nanos))
         assert np.array_equal(L.block_spans(first, last, pos, nanos), np.maximum(spans, 0).astype(np.int64))
+
+
+def test_the_levels_pass_makes_the_call_summary_its_own_pass_makes(record, default_jdk, tmp_path):
+    """The first open's levels of detail read the columns a thread's call summary is made of, so
+    that pass makes the summary too (load_trace then reads it kept): the same arrays as the
+    summary's own pass, for every thread; and a summary already kept is left as it is."""
+    import shutil
+
+    from jbgui.model import call_summary as CS
+    from jbgui.model import derived
+
+    run = record("multithread", default_jdk)
+    trace = tmp_path / "trace"
+    shutil.copytree(run.trace_dir, trace, ignore=shutil.ignore_patterns("analysis"))
+    analysis = Analysis.open(trace)
+    threads = [t for t in analysis.threads if len(t.calls)]
+    assert threads and not any(t.call_summary_ready for t in threads)
+    TimelineModel(analysis, window_rows=64)
+    for t in threads:
+        assert t.call_summary_ready, t.name
+        kept = derived.load_or_compute(t.calls.directory, "call_summary.npz", tuple(CS.compute(t.calls)),
+                                       lambda: pytest.fail("the summary was not kept"))
+        own = CS.compute(t.calls)
+        assert 0 < own["method_calls"].sum() <= len(t.calls)     # (rows of no known method: not counted)
+        for key, value in own.items():
+            assert np.array_equal(kept[key], value), (t.name, key)
+    # fed in pieces (as block after block) the accumulator gives the same
+    t = max(threads, key=lambda t: len(t.calls))
+    acc = CS.Accumulator()
+    cols = {name: np.asarray(getattr(t.calls, name)) for name in ("method", "flags", "depth")}
+    for lo in range(0, len(t.calls), 7):
+        acc.feed(*(cols[name][lo:lo + 7] for name in ("method", "flags", "depth")))
+    for key, value in CS.compute(t.calls).items():
+        assert np.array_equal(acc.result()[key], value), key
+    # kept already: the levels' pass, run again, does not write it
+    path = t.calls.directory / "call_summary.npz.zst"
+    before = path.stat().st_mtime_ns
+    for k in range(9):
+        derived.forget(t.calls.directory, f"timeline-lod-v2-{k}")
+    derived.forget(t.calls.directory, "timeline-lod-v2")
+    TimelineModel(Analysis.open(trace), window_rows=64)
+    assert path.stat().st_mtime_ns == before
