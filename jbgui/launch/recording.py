@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from jbgui.launch.agent import locate_agent
+from jbgui.launch.class_cache import prune_in_background as prune_class_cache
 from jbgui.launch.command import check_command, program_name, traced_command
 from jbgui.launch.errors import LaunchError
 from jbgui.launch.options import RecorderOptions, agent_argument_options, agent_option_pairs
@@ -87,6 +89,9 @@ def prepare_trace_dir(trace_dir: Path, replace: bool = False) -> bool:
     return True
 
 
+PRUNE_WAIT_S = 5.0
+
+
 @dataclass
 class PreparedRun:
     """A run whose inputs were checked and whose trace directory is ready, not started yet.
@@ -105,6 +110,7 @@ class PreparedRun:
     command: list[str]                 # the traced command line
     created_dir: bool                  # the trace directory did not exist before
     _config_dir: tempfile.TemporaryDirectory | None = None
+    pruning: threading.Thread | None = None     # the class cache's pruning (jbgui.launch.class_cache)
 
     @property
     def trace_dir(self) -> Path:
@@ -173,7 +179,8 @@ def prepare_run(
         if created and not any(Path(options.out).iterdir()):
             Path(options.out).rmdir()  # nothing ran: leave no empty directory behind
         raise
-    return PreparedRun(list(argv), options, pairs, jar, command, created, config_dir)
+    # the agent's class cache gains a directory per agent build and JDK: old ones go meanwhile
+    return PreparedRun(list(argv), options, pairs, jar, command, created, config_dir, prune_class_cache())
 
 
 def record(
@@ -200,4 +207,8 @@ def record(
         raise
     finally:
         run.release()
-    return run.finish(os.getcwd(), status, wall, started_epoch_ms)
+    recording = run.finish(os.getcwd(), status, wall, started_epoch_ms)
+    # a short program may end first: the pruning gets a little longer (cut short, it goes on at
+    # the next recording)
+    run.pruning.join(PRUNE_WAIT_S)
+    return recording

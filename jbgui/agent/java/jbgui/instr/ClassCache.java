@@ -57,8 +57,30 @@ public final class ClassCache {
      * Returns how many classes it holds (0: none, or not usable).
      */
     public int openBundle() {
+        markUsed();
         bundle = usable ? CacheBundle.open(new File(dir, CacheBundle.FILE_NAME)) : null;
         return bundle == null ? 0 : bundle.size();
+    }
+
+    /** The marker whose time says when a run last used this directory. */
+    public static final String LAST_USED = "last-used";
+
+    /**
+     * Stamps {@link #LAST_USED} with the time now: the recorder's front end removes the directories
+     * of other agent builds and JDKs once they go unused (jbgui/launch/class_cache.py), and reads
+     * this rather than the directory's time, which reads alone never change.
+     */
+    private void markUsed() {
+        File marker = new File(dir, LAST_USED);
+        if (marker.setLastModified(System.currentTimeMillis())) {
+            return;
+        }
+        try {
+            dir.mkdirs();       // a first run: the directory its entries go into
+            new FileOutputStream(marker).close();
+        } catch (IOException e) {
+            // A cache that cannot be written still serves; only its age is not told.
+        }
     }
 
     /**
