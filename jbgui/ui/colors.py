@@ -77,6 +77,10 @@ BANNER_TEXT = "#202020"
 ERROR_TEXT = ("#c62828", "#ff8a80")
 MUTED_TEXT = ("#555555", "#a0a0a0")
 EMPTY_BAR = ("#e0e0e0", "#3a3a3a")
+# The timeline before the replay (jbgui.ui.timeline_preview): a thread's events per bucket of time,
+# where the replay has come and where it has not yet.
+PREVIEW_REPLAYED = ("#5c8fd6", "#7fa9e8")
+PREVIEW_PENDING = ("#b9c9de", "#4a5a70")
 SOURCE_TEXT = ("#2e6b30", "#81c784")
 SITE_KIND_TEXT = {"native": "#757575", "untraced": "#9e9e9e", "invokedynamic": "#6a1b9a"}
 

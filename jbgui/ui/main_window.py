@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from jbgui import __version__
 from jbgui.model.analysis import user_cache_base
+from jbgui.model.preview import preview as make_preview
 from jbgui.ui import colors
 from jbgui.ui import settings as S
 from jbgui.ui.calltree_view import CallTreeView
@@ -304,6 +305,11 @@ class MainWindow(QMainWindow):
         self.progress.show()
         self.cancel_button.show()
         task = Task(load_trace, path, S.cache_in_user_dir(), name="load")
+        if self.loaded is None:
+            # nothing shown: the timeline paints the threads' activity while the replay runs
+            preview = Task(lambda _progress, _cancelled, p: make_preview(p), path, name="preview")
+            preview.succeeded.connect(lambda got, t=task: self._preview_ready(t, got))
+            preview.start()
         task.progress.connect(self._load_progress)
         task.succeeded.connect(lambda loaded, t=task: self._loaded(t, loaded))
         task.failed.connect(lambda message, t=task: self._load_failed(t, message))
@@ -320,8 +326,13 @@ class MainWindow(QMainWindow):
             self.task.cancel()
             self.statusBar().showMessage("Opening cancelled", 5000)
 
+    def _preview_ready(self, task: Task, preview) -> None:
+        if task is self.task and self.loaded is None:
+            self.timeline.set_preview(preview)
+
     def _load_progress(self, done: int, total: int) -> None:
         self._show_progress(done, total, "replaying")
+        self.timeline.set_preview_progress(done)
 
     def _show_progress(self, done: int, total: int, what: str) -> None:
         if total:
@@ -361,6 +372,8 @@ class MainWindow(QMainWindow):
             self.task = None
             self.progress.hide()
             self.cancel_button.hide()
+            if self.loaded is None:
+                self.timeline.set_preview(None)      # the opening failed or was cancelled
 
     def set_trace(self, loaded: LoadedTrace | None) -> None:
         """Show ``loaded`` in every view (None: close the trace)."""

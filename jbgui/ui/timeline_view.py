@@ -36,10 +36,12 @@ from jbgui.model import range_stats as RS
 from jbgui.model import search as SE
 from jbgui.model import time_quality as TQ
 from jbgui.model.analysis import Analysis, Flag
+from jbgui.model.preview import Preview
 from jbgui.model.timeline import ThreadTimeline, TimelineModel
 from jbgui.ui import colors
 from jbgui.ui.format import describe_call, format_duration
 from jbgui.ui.selection import CallRef, Selection
+from jbgui.ui.timeline_preview import PreviewItem
 
 ROW = 1.0            # one depth per unit of y
 LANE_HEADER = 1.2    # rows above a lane's depth 0: the thread's name and its class loads
@@ -508,6 +510,7 @@ class TimelineView(QWidget):
         self.model: TimelineModel | None = None
         self.analysis: Analysis | None = None
         self.item: FlameItem | None = None
+        self.preview_item: PreviewItem | None = None    # the trace being opened, before its replay
         self.hovered: CallRef | None = None   # the call under the pointer, and its description
         self.hover_text = ""
         self.viewbox = TimelineViewBox(invertY=True, enableMenu=False)
@@ -590,7 +593,41 @@ class TimelineView(QWidget):
         """The x axis' unit: "ns" or "events"."""
         return self.model.unit if self.model is not None else "ns"
 
+    def set_preview(self, preview: Preview | None) -> None:
+        """While a trace is replayed and nothing else is shown: its threads, when they ran and how
+        busy they were (:mod:`jbgui.ui.timeline_preview`), until :meth:`set_model` (or None)."""
+        if self.preview_item is not None:
+            self.viewbox.removeItem(self.preview_item)
+            self.preview_item = None
+        if preview is None or not preview.threads or self.model is not None:
+            if self.model is None:
+                self.info.setText("No trace open")
+            return
+        self.preview_item = PreviewItem(preview)
+        self.viewbox.addItem(self.preview_item)
+        if preview.has_clock:
+            self.axis.setLabel("time", units="s")
+            self.axis.setScale(1e-9)
+        else:
+            self.axis.setLabel("event index (this trace has no clock)")
+            self.axis.setScale(1.0)
+        span = preview.t_max - preview.t_min
+        self.viewbox.setLimits(xMin=preview.t_min - span * 0.05, xMax=preview.t_max + span * 0.05, minXRange=1.0,
+                               yMin=-1.0, yMax=self.preview_item.height + 1.0)
+        self.viewbox.setXRange(preview.t_min, preview.t_max, padding=0.01)
+        self.viewbox.setYRange(-0.2, self.preview_item.height + 0.2, padding=0)
+        self.info.setText(f"{len(preview.threads)} threads · replaying: their calls are drawn once it is done; "
+                          "meanwhile each lane shows the thread's events over time")
+
+    def set_preview_progress(self, done_bytes: int) -> None:
+        """The replay has read ``done_bytes`` of the trace's streams."""
+        if self.preview_item is not None:
+            self.preview_item.set_progress(done_bytes)
+
     def set_model(self, model: TimelineModel | None, analysis: Analysis | None) -> None:
+        if self.preview_item is not None:
+            self.viewbox.removeItem(self.preview_item)
+            self.preview_item = None
         if self.item is not None:
             self.viewbox.removeItem(self.item)
             self.item = None
