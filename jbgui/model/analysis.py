@@ -40,7 +40,7 @@ from jbgui.model import store as S
 from jbgui.model.errors import TraceError
 from jbgui.model.format.files import open_file
 from jbgui.model.statics import Statics, load_statics
-from jbgui.model.tracedir import TraceDir
+from jbgui.model.tracedir import TraceDir, stream_event_count
 
 CACHE_FORMAT = 9
 # meta.json larger than this is not one jbgui wrote.
@@ -562,10 +562,15 @@ class Analysis:
         for index in indices:
             path = trace.stream_path(index)
             size = path.stat().st_size
+            events = max(stream_event_count(path), 1)
+            replayed = [0]
 
-            def step(_n, base=done_bytes):
+            def step(n, base=done_bytes, size=size, events=events, replayed=replayed):
+                # within a stream, its bytes in proportion to its events replayed: a thread of
+                # a billion events moves the bar as it goes
+                replayed[0] += n
                 if progress is not None:
-                    progress(base, total)
+                    progress(base + min(size, size * replayed[0] // events), total)
             tdir = work / f"T{index:06d}"
             result, state = R.replay_stream(statics, kstatic, state, path, tdir, step, cancelled)
             done_bytes += size

@@ -80,6 +80,7 @@ class MainWindow(QMainWindow):
         self.selection = Selection(self)
         self.loaded: LoadedTrace | None = None
         self.task: Task | None = None
+        self.preview_task: Task | None = None     # the preview of the trace being opened
         self.loading_path: Path | None = None
 
         self.summary = SummaryView(self.selection)
@@ -309,6 +310,7 @@ class MainWindow(QMainWindow):
             # nothing shown: the timeline paints the threads' activity while the replay runs
             preview = Task(lambda _progress, _cancelled, p: make_preview(p), path, name="preview")
             preview.succeeded.connect(lambda got, t=task: self._preview_ready(t, got))
+            self.preview_task = preview     # held: a task no one holds is gone before its signal arrives
             preview.start()
         task.progress.connect(self._load_progress)
         task.succeeded.connect(lambda loaded, t=task: self._loaded(t, loaded))

@@ -71,3 +71,26 @@ def test_a_damaged_clock_or_stream_leaves_the_rest(trace, tmp_path):
     assert cut.threads[0].events == 0 and len(cut.threads) == len(p.threads)
     shutil.rmtree(copy / "events")
     assert preview(copy).threads == []
+
+
+def test_the_replays_progress_moves_within_a_thread(trace, tmp_path, monkeypatch):
+    """Progress is reported in stream bytes as the replay goes, within a stream too (a thread of
+    a billion events used to hold the bar still until it ended): never backwards, never beyond
+    the total, ending at it; the preview maps it to times."""
+    from jbgui.model import replay
+
+    copy = tmp_path / "t"
+    shutil.copytree(trace, copy, ignore=shutil.ignore_patterns("analysis"))
+    monkeypatch.setattr(replay, "BATCH_EVENTS", 4096)      # many batches from a small program
+    seen: list[tuple[int, int]] = []
+    Analysis.open(copy, progress=lambda done, total: seen.append((done, total)))
+    p = preview(copy)
+    total = p.total_bytes
+    assert {t for _d, t in seen} == {total}
+    done = [d for d, _t in seen]
+    assert done == sorted(done) and done[-1] == total and max(done) <= total
+    biggest = max(p.threads, key=lambda t: t.events)
+    assert biggest.events > 4 * 4096
+    start = sum(t.stream_bytes for t in p.threads[:p.threads.index(biggest)])
+    inside = {d for d in done if start < d < start + biggest.stream_bytes}
+    assert len(inside) >= 3, "the biggest thread's replay reported its progress as it went"
