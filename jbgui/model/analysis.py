@@ -34,6 +34,7 @@ import numpy as np
 from jbgui.model import blocking_times
 from jbgui.model import call_summary as CS
 from jbgui.model import cct as CCT
+from jbgui.model import derived
 from jbgui.model import replay as R
 from jbgui.model import replay_kernel as K
 from jbgui.model import store as S
@@ -183,22 +184,39 @@ class CallTable:
             keys = np.clip(events, info.min, info.max).astype(first.dtype)
             return np.searchsorted(first, keys, side="left").astype(np.int64)
         starts = np.asarray(self._stored.starts, np.int64)
-        out = np.empty(len(events), np.int64)
-        for i, e in enumerate(events.tolist()):
-            lo, hi = 0, len(starts) - 1          # the last block whose first call starts before e
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if self.at("first", int(starts[mid])) < e:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            b = lo - 1
+        out = np.zeros(len(events), np.int64)
+        # the last block whose first call starts before each event; then, a block at a time (each
+        # decoded once for all its events), the calls of that block starting before it
+        block = np.searchsorted(self.block_first(), events, side="left") - 1
+        order = np.argsort(block, kind="stable")
+        cuts = np.flatnonzero(np.diff(block[order])) + 1
+        for group in np.split(order, cuts):
+            b = int(block[group[0]])
             if b < 0:
-                out[i] = 0
-                continue
-            block = self.window("first", int(starts[b]), int(starts[b + 1]))
-            out[i] = int(starts[b]) + int(np.searchsorted(block, e, side="left"))
+                continue        # before the first call: none starts before it
+            lo, hi = int(starts[b]), int(starts[b + 1])
+            first = self.window("first", lo, hi, keep=False)
+            out[group] = lo + np.searchsorted(first, events[group], side="left")
         return out
+
+    _block_first: np.ndarray | None = None
+
+    def block_first(self) -> np.ndarray:
+        """Each stored block's first call's first event (nondecreasing), computed once by decoding
+        ``first`` block by block and kept beside the columns."""
+        if self._block_first is None:
+            starts = np.asarray(self._stored.starts, np.int64)
+
+            def compute() -> dict[str, np.ndarray]:
+                return {"first": np.array([int(self._stored.decode_rows("first", int(lo), int(lo) + 1)[0])
+                                           for lo in starts[:-1]], np.int64)}
+
+            def valid(a: dict[str, np.ndarray]) -> bool:
+                got = a["first"]
+                return len(got) == len(starts) - 1 and bool((np.diff(got) >= 0).all())
+            self._block_first = derived.load_or_compute(self.directory, "block-first", ("first",), compute,
+                                                        valid)["first"]
+        return self._block_first
 
     def values_at(self, name: str, rows) -> np.ndarray:
         """``name`` at the given rows, decoding only the blocks that hold them (see :meth:`window`)."""

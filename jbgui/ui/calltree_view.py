@@ -20,7 +20,7 @@ from jbgui.model.analysis import Analysis
 from jbgui.ui.calltree_icons import ICON_SIZE, KIND_NAMES, KINDS, kind_icon, kind_of  # noqa: F401
 from jbgui.ui.calltree_model import (  # noqa: F401
     BATCH, COL_CALL, COL_CALLS, COL_DURATION, COL_EXCL_BC, COL_EXCL_BL, COL_FLAGS, COL_INCL_BC, COL_INCL_BL,
-    COLUMN_WIDTHS, COLUMNS, EARLIER, LATER, MAX_SHOWN, STEP, CallTreeModel, short_name,
+    COLUMN_WIDTHS, COLUMNS, EARLIER, LATER, MAX_SHOWN, STEP, CallTreeModel, first_thread_slot, short_name,
 )
 from jbgui.ui.selection import CallRef, Selection
 from jbgui.ui.tasks import Task
@@ -190,8 +190,7 @@ class CallTreeView(QWidget):
         analysis = self.analysis
         # The first thread with calls open, as a start.
         # (what opening reads is the few blocks of rows its calls lie in, whatever the thread's size)
-        slot = next((s for s, t in enumerate(analysis.threads) if t.name == "main"), 0)
-        self._open_thread(analysis, slot)
+        self._open_thread(analysis, first_thread_slot(analysis))
 
     def _open_thread(self, analysis: Analysis, slot: int) -> None:
         if not isValid(self) or self.analysis is not analysis:

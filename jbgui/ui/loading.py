@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from jbgui.model.errors import TraceError
 from jbgui.model.metrics import run_summary
 from jbgui.model.replay import Cancelled
 from jbgui.model.timeline import TimelineModel
+from jbgui.ui.calltree_model import read_ahead
 
 
 @dataclass
@@ -43,7 +45,14 @@ def load_trace(progress: Callable[[int, int], None], cancelled: Callable[[], boo
         raise
     # The timeline's levels, the first time, are one pass over every thread's calls on two cores
     # (decoding ahead), and it makes the threads' call summaries on the way: run_summary reads them.
-    timeline = TimelineModel(analysis)
-    summary = run_summary(analysis)
+    # Beside it, what the call tree's first open will read (a warm open: most of what is left).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jbgui-read-ahead") as pool:
+        ahead = pool.submit(read_ahead, analysis)
+        timeline = TimelineModel(analysis)
+        summary = run_summary(analysis)
+        try:
+            ahead.result()
+        except Exception:  # noqa: BLE001 - only reading ahead: the call tree says what is wrong itself
+            pass
     problems = list(dict.fromkeys([*analysis.problems, *analysis.trace.problems]))   # the replay's, the readers'
     return LoadedTrace(path, analysis, timeline, summary, time.perf_counter() - started, problems)

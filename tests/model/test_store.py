@@ -503,6 +503,12 @@ def test_range_statistics_block_by_block_equal_the_whole_columns(recorded, tmp_p
         firsts = np.asarray(whole.thread("main").calls.first)
         keys = [a, b, 0, events, int(firsts[len(firsts) // 2])]
         assert main.calls.rows_starting_before(keys).tolist() == np.searchsorted(firsts, keys).tolist()
+    # any events, unsorted and repeated, on and around calls' starts (a block at a time inside)
+    rng = np.random.default_rng(5)
+    keys = np.concatenate([rng.integers(-5, events + 5, 400), firsts[::97], firsts[::89] + 1, firsts[:3]])
+    rng.shuffle(keys)
+    assert main.calls.rows_starting_before(keys).tolist() == np.searchsorted(firsts, keys).tolist()
+    assert len(main.calls.block_first()) == len(main.calls._stored.starts) - 1
     assert not {"first", "last", "method", "parent"} & set(main.calls.__dict__)
 
 
