@@ -149,13 +149,22 @@ class _Level:
         self.run_i = np.zeros(8, np.int64)
         self.run_t = np.zeros(1, np.float64)
         self.parts: list[tuple[np.ndarray, ...]] = []
+        self._out: tuple[np.ndarray, ...] | None = None
+
+    def _room(self, n: int) -> tuple[np.ndarray, ...]:
+        """Output buffers for a block of ``n`` rows (two per row and one more), kept from block to
+        block: fresh ones per block and level cost more than the walk on a coarse level, which
+        keeps a few rows of each block."""
+        if self._out is None or len(self._out[0]) < 2 * n + 1:
+            m = 2 * n + 1
+            self._out = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
+                         np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32))
+        return self._out
 
     def feed(self, base: int, cols: dict[str, np.ndarray], t_first: np.ndarray, t_end: np.ndarray) -> None:
         n = len(t_first)
         while True:
-            out = (np.empty(2 * n + 1, np.int64), np.empty(2 * n + 1, np.int64), np.empty(2 * n + 1, np.int64),
-                   np.empty(2 * n + 1, np.int32), np.empty(2 * n + 1, np.int32), np.empty(2 * n + 1, np.int32),
-                   np.empty(2 * n + 1, np.int32))
+            out = self._room(n)
             saved = (self.st_depth.copy(), self.st_sp.copy(), self.run_i.copy(), self.run_t.copy())
             k = _level_block(base, cols["first"], cols["last"], cols["depth"], cols["method"], cols["flags"],
                              t_first, t_end, self.limit, self.st_depth, self.st_sp, self.run_i, self.run_t, *out)
