@@ -333,8 +333,13 @@ class MainWindow(QMainWindow):
             self.timeline.set_preview(preview)
 
     def _load_progress(self, done: int, total: int) -> None:
-        self._show_progress(done, total, "replaying")
         self.timeline.set_preview_progress(done)
+        if total and done >= total:
+            # replayed: the timeline's levels and the call summary come next (seconds on a big trace)
+            self.progress.setRange(0, 0)
+            self.progress.setFormat("building the timeline")
+            return
+        self._show_progress(done, total, "replaying")
 
     def _show_progress(self, done: int, total: int, what: str) -> None:
         if total:

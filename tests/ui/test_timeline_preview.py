@@ -71,10 +71,18 @@ def test_the_preview_paints_every_thread_and_darkens_what_is_replayed(qtbot, win
     assert view.hover_text == ""
 
 
-def test_the_calls_replace_the_preview(qtbot, window, threads_trace):
+def test_the_calls_replace_the_preview(qtbot, window, threads_trace, tmp_path):
+    copy = tmp_path / "t"       # no cache: a real replay, with its progress
+    shutil.copytree(threads_trace, copy, ignore=shutil.ignore_patterns("analysis"))
+    formats = []
     with qtbot.waitSignal(window.traceLoaded, timeout=120_000):
-        window.open_trace(threads_trace)
+        window.open_trace(copy)
+        window.task.progress.connect(lambda done, total: formats.append((done, total, window.progress.format())))
     assert window.timeline.preview_item is None and window.timeline.item is not None
+    # replayed, the bar says what comes next rather than standing at 100 %
+    done, total, shown = formats[-1]
+    assert done == total and shown == "building the timeline", formats[-3:]
+    assert any(f.startswith("replaying") for _d, _t, f in formats[:-1]) or len(formats) == 1
     qtbot.waitUntil(lambda: not __import__("jbgui.ui.tasks", fromlist=["_RUNNING"])._RUNNING, timeout=60_000)
 
 
