@@ -605,19 +605,23 @@ class TimelineView(QWidget):
             return
         self.preview_item = PreviewItem(preview)
         self.viewbox.addItem(self.preview_item)
-        if preview.has_clock:
+        self._set_axis(preview.has_clock, preview.t_min, preview.t_max, self.preview_item.height)
+        self.viewbox.setXRange(preview.t_min, preview.t_max, padding=0.01)
+        self.viewbox.setYRange(-0.2, self.preview_item.height + 0.2, padding=0)
+        self.info.setText(f"{len(preview.threads)} threads · replaying: their calls are drawn once it is done; "
+                          "meanwhile each lane shows the thread's events over time")
+
+    def _set_axis(self, has_clock: bool, t_min: float, t_max: float, height: float) -> None:
+        """The x axis in time (nanoseconds, shown in seconds) or events, and how far one may pan."""
+        if has_clock:
             self.axis.setLabel("time", units="s")
             self.axis.setScale(1e-9)
         else:
             self.axis.setLabel("event index (this trace has no clock)")
             self.axis.setScale(1.0)
-        span = preview.t_max - preview.t_min
-        self.viewbox.setLimits(xMin=preview.t_min - span * 0.05, xMax=preview.t_max + span * 0.05, minXRange=1.0,
-                               yMin=-1.0, yMax=self.preview_item.height + 1.0)
-        self.viewbox.setXRange(preview.t_min, preview.t_max, padding=0.01)
-        self.viewbox.setYRange(-0.2, self.preview_item.height + 0.2, padding=0)
-        self.info.setText(f"{len(preview.threads)} threads · replaying: their calls are drawn once it is done; "
-                          "meanwhile each lane shows the thread's events over time")
+        span = t_max - t_min
+        self.viewbox.setLimits(xMin=t_min - span * 0.05, xMax=t_max + span * 0.05, minXRange=1.0, yMin=-1.0,
+                               yMax=height + 1.0)
 
     def set_preview_progress(self, done_bytes: int) -> None:
         """The replay has read ``done_bytes`` of the trace's streams."""
@@ -649,16 +653,7 @@ class TimelineView(QWidget):
         self.item = FlameItem(model, analysis)
         self.viewbox.addItem(self.item)
         self._apply_search()
-        if model.has_clock:
-            self.axis.setLabel("time", units="s")
-            self.axis.setScale(1e-9)
-        else:
-            self.axis.setLabel("event index (this trace has no clock)")
-            self.axis.setScale(1.0)
-        span = model.t_max - model.t_min
-        self.viewbox.setLimits(xMin=model.t_min - span * 0.05, xMax=model.t_max + span * 0.05,
-                               minXRange=1.0 if model.has_clock else 1.0, yMin=-1.0,
-                               yMax=self.item.height + 1.0)
+        self._set_axis(model.has_clock, model.t_min, model.t_max, self.item.height)
         self.show_all()
         self._update_info()
 
