@@ -524,6 +524,17 @@ class Analysis:
         analysis.problems = notes + analysis.problems
         return analysis
 
+    @staticmethod
+    def is_cached(path: str | Path, user_cache: bool = False) -> bool:
+        """Whether :meth:`open` would load a cached replay of the trace at ``path`` rather than
+        replay it (a quick look: the cache's files are checked when it is opened)."""
+        try:
+            trace = TraceDir(path)
+            meta = _read_meta(cache_root(trace.path, user_cache) / "replay")
+            return meta is not None and meta["stamp"] == _stamp(trace)
+        except (TraceError, S.CacheDamaged, OSError, KeyError, TypeError):
+            return False
+
     @classmethod
     def _replay(cls, trace, statics, root, stamp, progress, cancelled, notes) -> Analysis:
         if (trace.path / "events" / "shared.jbt").exists():

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from jbgui import __version__
-from jbgui.model.analysis import user_cache_base
+from jbgui.model.analysis import Analysis, user_cache_base
 from jbgui.model.preview import preview as make_preview
 from jbgui.ui import colors
 from jbgui.ui import settings as S
@@ -308,7 +308,7 @@ class MainWindow(QMainWindow):
         task = Task(load_trace, path, S.cache_in_user_dir(), name="load")
         if self.loaded is None:
             # nothing shown: the timeline paints the threads' activity while the replay runs
-            preview = Task(lambda _progress, _cancelled, p: make_preview(p), path, name="preview")
+            preview = Task(_preview_unless_cached, path, S.cache_in_user_dir(), name="preview")
             preview.succeeded.connect(lambda got, t=task: self._preview_ready(t, got))
             self.preview_task = preview     # held: a task no one holds is gone before its signal arrives
             preview.start()
@@ -329,7 +329,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Opening cancelled", 5000)
 
     def _preview_ready(self, task: Task, preview) -> None:
-        if task is self.task and self.loaded is None:
+        if preview is not None and task is self.task and self.loaded is None:
             self.timeline.set_preview(preview)
 
     def _load_progress(self, done: int, total: int) -> None:
@@ -649,3 +649,12 @@ SHORTCUTS_HTML = """<table cellpadding='3'>
 <tr><td><b>Ctrl+F</b></td><td>call tree: find a method</td></tr>
 <tr><td><b>Ctrl+E</b> / <b>Ctrl+N</b></td><td>call tree: next exception / native call</td></tr>
 </table>"""
+
+
+def _preview_unless_cached(_progress, _cancelled, path: Path, user_cache: bool):
+    """The timeline's preview of the trace at ``path`` (jbgui.model.preview), None when its replay
+    is cached: then the calls are there in well under a second, and painting a preview first
+    only delays them."""
+    if Analysis.is_cached(path, user_cache):
+        return None
+    return make_preview(path)

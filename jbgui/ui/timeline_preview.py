@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.Qt import internals as pg_internals
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QFont, QPainter, QPen
 
@@ -31,6 +32,7 @@ class PreviewItem(pg.GraphicsObject):
         self.pending_brush = QBrush(colors.qcolor(colors.PREVIEW_PENDING))
         self.text_pen = QPen(colors.qcolor(colors.LANE_TEXT))
         self.last_painted_lanes: list[str] = []     # names of the lanes the last paint drew
+        self._rects = pg_internals.PrimitiveArray(QRectF, 4)
 
     def set_progress(self, done_bytes: int) -> None:
         self.replayed = self.preview.replayed_until(done_bytes)
@@ -73,13 +75,23 @@ class PreviewItem(pg.GraphicsObject):
                 base = (top + LANE) * sy + dy
                 full = LANE / 2 * sy - 1.0
                 cut = np.inf if until is None else until
-                for i in np.flatnonzero(t.activity > 0):
-                    a, b = edges[i], edges[i + 1]
-                    if b < x0 or a > x1:
+                shown = np.flatnonzero((t.activity > 0) & (edges[1:] >= x0) & (edges[:-1] <= x1))
+                if not len(shown):
+                    continue
+                left = edges[shown] * sx + dx
+                right = np.maximum(edges[shown + 1] * sx + dx, left + 1.0)
+                height = np.maximum(full * t.activity[shown] / peak, 1.0)
+                done = edges[shown + 1] <= cut
+                for brush, which in ((self.done_brush, done), (self.pending_brush, ~done)):
+                    if not which.any():
                         continue
-                    h = max(full * float(t.activity[i]) / peak, 1.0)
-                    left, right = a * sx + dx, max(b * sx + dx, a * sx + dx + 1.0)
-                    painter.fillRect(QRectF(left, base - h, right - left, h),
-                                     self.done_brush if b <= cut else self.pending_brush)
+                    self._rects.resize(int(which.sum()))
+                    mem = self._rects.ndarray()
+                    mem[:, 0] = left[which]
+                    mem[:, 1] = base - height[which]
+                    mem[:, 2] = right[which] - left[which]
+                    mem[:, 3] = height[which]
+                    painter.setBrush(brush)
+                    painter.drawRects(*self._rects.drawargs())
         finally:
             painter.restore()

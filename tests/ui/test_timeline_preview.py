@@ -83,6 +83,13 @@ def test_the_calls_replace_the_preview(qtbot, window, threads_trace, tmp_path):
     done, total, shown = formats[-1]
     assert done == total and shown == "building the timeline", formats[-3:]
     assert any(f.startswith("replaying") for _d, _t, f in formats[:-1]) or len(formats) == 1
+    # its replay cached now: opening it again makes no preview (the calls come in well under a
+    # second, and painting a preview first would only delay them)
+    from jbgui.ui.main_window import _preview_unless_cached
+    assert _preview_unless_cached(None, None, copy, False) is None
+    other = tmp_path / "u"
+    shutil.copytree(threads_trace, other, ignore=shutil.ignore_patterns("analysis"))
+    assert _preview_unless_cached(None, None, other, False) is not None
     qtbot.waitUntil(lambda: not __import__("jbgui.ui.tasks", fromlist=["_RUNNING"])._RUNNING, timeout=60_000)
 
 
