@@ -168,10 +168,13 @@ class Axis:
         return self._positions(first, last, flags, True)
 
     def _positions(self, first, last, flags, weights: bool) -> tuple[np.ndarray, np.ndarray]:
+        shape = first.shape         # (a single call may come as a 0-d array)
+        first, last = first.reshape(-1), np.broadcast_to(last, shape).reshape(-1)
+        flags = np.broadcast_to(np.asarray(flags), shape).reshape(-1)
         start = np.empty(len(first), np.int64)
         end = np.empty(len(first), np.int64)
-        _axis_rows(first, last, np.asarray(flags), self.steps, SYNTHETIC, weights, start, end)
-        return start, end
+        _axis_rows(first, last, flags, self.steps, SYNTHETIC, weights, start, end)
+        return start.reshape(shape), end.reshape(shape)
 
     def times(self, positions) -> np.ndarray:
         """Nanoseconds at axis positions (linear between points, constant outside)."""

@@ -280,6 +280,7 @@ class Levels:
         block_first = np.empty(len(starts) - 1, np.int64)
         marked = self._marked
         mark_depth = np.zeros(len(marked), np.int64)
+
         def blocks():
             # decoded on a second thread while the levels take the block before
             for b in range(len(starts) - 1):
@@ -307,6 +308,7 @@ class Levels:
                 level.feed(lo, cols, t_first, t_end)
             if self._visit is not None:
                 self._visit(cols)
+        self._visit = None          # once: a level's file rebuilt later does not feed it again
         self._built = {k: level.finish() for k, level in enumerate(levels)}
         for k, table in self._built.items():
             if self.directory is not None:
