@@ -591,17 +591,17 @@ class Analysis:
         for index in indices:
             path = trace.stream_path(index)
             size = path.stat().st_size
-            events = max(stream_event_count(path), 1)
+            events = stream_event_count(path)
             replayed = [0]
 
-            def step(n, base=done_bytes, size=size, events=events, replayed=replayed):
+            def step(n, base=done_bytes, size=size, events=max(events, 1), replayed=replayed):
                 # within a stream, its bytes in proportion to its events replayed: a thread of
                 # a billion events moves the bar as it goes
                 replayed[0] += n
                 if progress is not None:
                     progress(base + min(size, size * replayed[0] // events), total)
             tdir = work / f"T{index:06d}"
-            result, state = R.replay_stream(statics, kstatic, state, path, tdir, step, cancelled)
+            result, state = R.replay_stream(statics, kstatic, state, path, tdir, step, cancelled, events)
             done_bytes += size
             if progress is not None:
                 progress(done_bytes, total)

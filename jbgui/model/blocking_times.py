@@ -190,6 +190,19 @@ class Axis:
 
 
 @numba.njit(cache=True, nogil=True)
+def _steps_up_to(steps, v, lo, hi):  # pragma: no cover - numba
+    """How many of ``steps`` (sorted) are ``<= v``, given that ``steps[:lo]`` are and
+    ``steps[hi:]`` are not."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if steps[mid] <= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True, nogil=True)
 def _axis_rows(first, last, flags, steps, synthetic, weights, start, end):  # pragma: no cover - numba
     """:meth:`Axis.rows` (``weights`` False) or :meth:`Axis.weight_rows` (True) in one pass:
     ``s(k)``, the steps at positions ``<= k``, found by walking ``steps`` (sorted) along ``first``
@@ -200,14 +213,7 @@ def _axis_rows(first, last, flags, steps, synthetic, weights, start, end):  # pr
     for i in range(len(first)):
         x = first[i]
         if j > 0 and steps[j - 1] > x:          # back: search from the start
-            lo, hi = 0, j
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if steps[mid] <= x:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            j = lo
+            j = _steps_up_to(steps, x, 0, j)
         while j < n and steps[j] <= x:
             j += 1
         on_step = j > 0 and steps[j - 1] == x
@@ -224,21 +230,9 @@ def _axis_rows(first, last, flags, steps, synthetic, weights, start, end):  # pr
             while k + step - 1 < n and steps[k + step - 1] <= y:     # gallop: steps[:k] <= y
                 k += step
                 step *= 2
-            hi = min(k + step - 1, n)
-            while k < hi:
-                mid = (k + hi) >> 1
-                if steps[mid] <= y:
-                    k = mid + 1
-                else:
-                    hi = mid
+            k = _steps_up_to(steps, y, k, min(k + step - 1, n))
         else:
-            k, hi = 0, n
-            while k < hi:
-                mid = (k + hi) >> 1
-                if steps[mid] <= y:
-                    k = mid + 1
-                else:
-                    hi = mid
+            k = _steps_up_to(steps, y, 0, n)
         end[i] = y + k
 
 

@@ -321,10 +321,12 @@ def reset_thread_state(T: K.State) -> K.State:
 
 def replay_stream(statics: Statics, kstatic: K.Static, state: K.State, stream: Path, out_dir: Path,
                   progress: Callable[[int], None] | None = None,
-                  cancelled: Callable[[], bool] | None = None) -> tuple[ThreadResult, K.State]:
-    """Replay one per-thread stream file; returns its result and the (possibly grown) state."""
+                  cancelled: Callable[[], bool] | None = None,
+                  events: int | None = None) -> tuple[ThreadResult, K.State]:
+    """Replay one per-thread stream file; returns its result and the (possibly grown) state.
+    ``events``: the stream's event count (:func:`stream_event_count`), when the caller has it."""
     result = ThreadResult()
-    result.dtypes = column_dtypes(stream_event_count(stream))
+    result.dtypes = column_dtypes(stream_event_count(stream) if events is None else events)
     replayer = ThreadReplayer(statics, kstatic, reset_thread_state(state), out_dir, result.dtypes)
     try:
         return _replay_stream(replayer, result, stream, progress, cancelled)
