@@ -19,7 +19,7 @@ import numpy as np
 from jbgui.model import layout
 from jbgui.model.errors import TraceError
 from jbgui.model.format.files import check_regular, show
-from jbgui.model.format.static_xml import ClassRecord, StaticReader, metrics_table
+from jbgui.model.format.static_xml import StaticColumns, metrics_table, read_static_columns
 
 # Call-site kinds: what replay may expect of the callee.
 SITE_DIRECT = 0    # invokestatic/invokespecial of an instrumented method: the callee starts
@@ -195,57 +195,22 @@ def load_statics(trace_path: Path, cache_dir: Path | None = None) -> Statics:
 
 
 def _parse(xml: Path) -> Statics:
-    reader = StaticReader(xml)
-    classes: dict[int, tuple] = {}
-    methods: list[tuple] = []      # (id, class_id, name, desc, flags, blocks, pages, [blocks])
-    for record in reader.classes():
-        _read_class(record, classes, methods)
-    return _build(classes, methods, reader.problems)
+    return _build(read_static_columns(xml))
 
 
-def _read_class(record: ClassRecord, classes: dict, methods: list) -> None:
-    class_id = record.id
-    jdk = record.flag("jdk")
-    hidden = record.flag("hidden")
-    a = record.attrs
-    classes[class_id] = (record.name, a.get("loader", ""), a.get("super", ""), jdk, hidden, record.flag("instrumented"),
-                         a.get("source_file", ""))
-    for m in record.methods:
-        if m.id is None:
-            continue
-        flags = 0
-        if m.flag("native"):
-            flags |= M_NATIVE
-        if m.flag("abstract"):
-            flags |= M_ABSTRACT
-        if m.flag("intrinsic"):
-            flags |= M_INTRINSIC
-        if m.attrs.get("instrumented") in ("true", "method-only"):
-            flags |= M_INSTRUMENTED
-        if m.flag("static"):
-            flags |= M_STATIC
-        if hidden:
-            flags |= M_HIDDEN_CLASS
-        if jdk:
-            flags |= M_JDK
-        if m.name == "<clinit>":
-            flags |= M_IMPLICIT_ONLY
-        # Block records unpack as (index, start, end, lines, metrics, sites, handlers, instructions).
-        methods.append((m.id, class_id, m.name, m.desc, flags, len(m.block_list), m.pages, m.block_list))
-
-
-def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
+def _build(cols: StaticColumns) -> Statics:
+    problems = cols.problems
+    c_id = np.array(cols.c_id, np.int64)
+    m_cls = np.array(cols.m_class, np.int64)
     # Class ids are dense (the recorder counts them from 1): an id far beyond the number of
     # classes would only make every per-class table huge, so such classes are left out.
-    limit = 4 * len(classes) + 65536
-    far = [cid for cid in classes if cid > limit]
-    if far:
-        problems.append(f"static.xml: {len(far)} classes left out, malformed: ids far beyond the {len(classes)} "
-                        f"classes (the first: {min(far)})")
-        for cid in far:
-            del classes[cid]
-        methods[:] = [m for m in methods if m[1] <= limit]
-    n_classes = (max(classes) + 1) if classes else 1
+    limit = 4 * len(c_id) + 65536
+    far = c_id > limit
+    keep_m = m_cls <= limit
+    if far.any():
+        problems.append(f"static.xml: {int(far.sum())} classes left out, malformed: ids far beyond the {len(c_id)} "
+                        f"classes (the first: {int(c_id[far].min())})")
+    n_classes = int(c_id[~far].max()) + 1 if (~far).any() else 1
     c_name = [""] * n_classes
     c_loader = [""] * n_classes
     c_super = [""] * n_classes
@@ -253,14 +218,31 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
     c_jdk = np.zeros(n_classes, np.bool_)
     c_hidden = np.zeros(n_classes, np.bool_)
     c_instr = np.zeros(n_classes, np.bool_)
-    for cid, (name, loader, sup, jdk, hidden, instr, source) in classes.items():
-        c_name[cid], c_loader[cid], c_super[cid], c_source[cid] = name, loader, sup, source
-        c_jdk[cid], c_hidden[cid], c_instr[cid] = jdk, hidden, instr
+    for i in np.flatnonzero(~far).tolist():
+        cid = cols.c_id[i]
+        c_name[cid], c_loader[cid], c_super[cid], c_source[cid] = \
+            cols.c_name[i], cols.c_loader[i], cols.c_super[i], cols.c_source[i]
+    kept = c_id[~far]
+    c_jdk[kept] = np.array(cols.c_jdk, np.bool_)[~far]
+    c_hidden[kept] = np.array(cols.c_hidden, np.bool_)[~far]
+    c_instr[kept] = np.array(cols.c_instrumented, np.bool_)[~far]
 
-    max_mid = 0
-    for rec in methods:
-        max_mid = max(max_mid, rec[0] + max(rec[6], 1) - 1)
-    n_m = max_mid + 1
+    # Methods, in file order (those of classes left out dropped).
+    mpos = np.flatnonzero(keep_m)
+    mid = np.array(cols.m_id, np.int64)[mpos]
+    mcls = m_cls[mpos]
+    pages = np.array(cols.m_pages, np.int64)[mpos]
+    nblocks = np.array(cols.m_blocks, np.int64)[mpos]
+    n_m = int((mid + np.maximum(pages, 1) - 1).max()) + 1 if len(mid) else 1
+    flags = np.zeros(len(mid), np.int32)
+    for column, bit in ((cols.m_native, M_NATIVE), (cols.m_abstract, M_ABSTRACT), (cols.m_intrinsic, M_INTRINSIC),
+                        (cols.m_instrumented, M_INSTRUMENTED), (cols.m_static, M_STATIC)):
+        flags |= np.array(column, np.bool_)[mpos].astype(np.int32) * bit
+    flags |= c_hidden[mcls].astype(np.int32) * M_HIDDEN_CLASS
+    flags |= c_jdk[mcls].astype(np.int32) * M_JDK
+    names = [cols.m_name[i] for i in mpos.tolist()]
+    descs = [cols.m_desc[i] for i in mpos.tolist()]
+    flags |= np.array([n == "<clinit>" for n in names], np.bool_).astype(np.int32) * M_IMPLICIT_ONLY
     m_class = np.zeros(n_m, np.int32)
     m_flags = np.zeros(n_m, np.int32)
     m_key = np.full(n_m, -1, np.int32)
@@ -270,76 +252,78 @@ def _build(classes: dict, methods: list, problems: list[str]) -> Statics:
     m_name = [""] * n_m
     m_desc = [""] * n_m
     keys: dict[str, int] = {}
+    m_class[mid] = mcls
+    m_flags[mid] = flags
+    m_key[mid] = [keys.setdefault(n + d, len(keys)) for n, d in zip(names, descs)]
+    for m, n, d in zip(mid.tolist(), names, descs):
+        m_name[m], m_desc[m] = n, d
 
-    b_method, b_index, b_start, b_end, b_lines, b_metrics = [], [], [], [], [], []
-    b_site_begin, b_handler_begin = [], []
-    s_block, s_offset, s_call, s_type = [], [], [], []
-    h_block, h_word, h_type = [], [], []
-    instructions: dict[int, str] = {}
-    word_to_gb: dict[int, int] = {}
-    gb = 0
-    for mid, cid, name, desc, flags, nblocks, pages, blocks in methods:
-        m_class[mid] = cid
-        m_flags[mid] = flags
-        m_name[mid], m_desc[mid] = name, desc
-        m_key[mid] = keys.setdefault(name + desc, len(keys))
-        if not blocks:
-            continue
-        m_blocks[mid] = len(blocks)
-        m_block_base[mid] = gb
-        for p in range(max(pages, 1)):
-            page_base[mid + p] = gb + p * layout.BLOCKS_PER_PAGE
-        for index, start, end, lines, metrics, sites, handlers, instr in blocks:
-            g = gb + index
-            word_to_gb[((mid + index // layout.BLOCKS_PER_PAGE) << layout.BLOCK_BITS)
-                       | (index % layout.BLOCKS_PER_PAGE)] = g
-        for index, start, end, lines, metrics, sites, handlers, instr in sorted(blocks, key=lambda b: b[0]):
-            g = len(b_method)
-            b_method.append(mid)
-            b_index.append(index)
-            b_start.append(start)
-            b_end.append(end)
-            b_lines.append(lines)
-            b_metrics.append(metrics)
-            b_site_begin.append(len(s_block))
-            for call, typ, offset, *_ in sites:
-                s_block.append(g)
-                s_offset.append(offset)
-                s_call.append(call)
-                s_type.append(typ)
-            b_handler_begin.append(len(h_block))
-            for word, typ in handlers:
-                h_block.append(g)
-                h_word.append(word)
-                h_type.append(typ or "")
-            if instr:
-                instructions[g] = instr
-        gb = len(b_method)
-    n_b = len(b_method)
-    b_site_begin.append(len(s_block))
-    b_handler_begin.append(len(h_block))
+    # Blocks: methods with blocks, in file order, each method's blocks in index order.
+    with_blocks = nblocks > 0
+    base = np.cumsum(nblocks) - nblocks                      # gb of each method's block 0
+    m_blocks[mid[with_blocks]] = nblocks[with_blocks]
+    m_block_base[mid[with_blocks]] = base[with_blocks]
+    page_count = np.where(with_blocks, np.maximum(pages, 1), 0)
+    page_of = np.repeat(np.arange(len(mid)), page_count)
+    page_in = np.arange(len(page_of)) - np.repeat(np.cumsum(page_count) - page_count, page_count)
+    page_base[mid[page_of] + page_in] = base[page_of] + page_in * layout.BLOCKS_PER_PAGE
 
-    h_target = np.array([word_to_gb.get(w, -1) for w in h_word], np.int64)
+    # Block positions in the columns -> gb (blocks of methods left out have none).
+    b_col_method = np.array(cols.b_method, np.int64)
+    col_to_kept = np.full(len(cols.m_id) + 1, -1, np.int64)
+    col_to_kept[mpos] = np.arange(len(mpos))
+    b_owner = col_to_kept[b_col_method] if len(b_col_method) else b_col_method
+    b_keep = b_owner >= 0
+    b_pos = np.flatnonzero(b_keep)
+    gb_of_col = np.full(len(b_col_method) + 1, -1, np.int64)
+    gb_of_col[b_pos] = np.arange(len(b_pos))
+    b_mk = b_owner[b_pos]                                     # kept method of each block
+    b_index = np.arange(len(b_pos)) - base[b_mk] if len(b_pos) else np.zeros(0, np.int64)
+    b_method = mid[b_mk]
+    n_b = len(b_pos)
+    words = ((b_method + b_index // layout.BLOCKS_PER_PAGE) << layout.BLOCK_BITS) | (b_index % layout.BLOCKS_PER_PAGE)
+
+    def kept_rows(column_blocks: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of a child column whose block is kept, and that block's gb."""
+        g = gb_of_col[np.array(column_blocks, np.int64)] if column_blocks else np.zeros(0, np.int64)
+        rows = np.flatnonzero(g >= 0)
+        return rows, g[rows]
+
+    s_rows, s_block = kept_rows(cols.s_block)
+    h_rows, h_block = kept_rows(cols.h_block)
+    b_site_begin = np.searchsorted(s_block, np.arange(n_b + 1)).astype(np.int64)
+    b_handler_begin = np.searchsorted(h_block, np.arange(n_b + 1)).astype(np.int64)
+    h_word = np.array(cols.h_word, np.int64)[h_rows]
+    order = np.argsort(words, kind="stable")
+    at = np.searchsorted(words[order], h_word)
+    found = at < n_b
+    found[found] = words[order][at[found]] == h_word[found]
+    h_target = np.where(found, order[np.minimum(at, max(n_b - 1, 0))], -1).astype(np.int64) if n_b \
+        else np.full(len(h_word), -1, np.int64)
     b_is_handler = np.zeros(n_b + 1, np.bool_)
     b_is_handler[h_target[h_target >= 0]] = True
+    s_type = [cols.s_type[i] for i in s_rows.tolist()]
+    h_type = [cols.h_type[i] for i in h_rows.tolist()]
+    b_pos_list = b_pos.tolist()
 
     statics = Statics(
         c_name=c_name, c_loader=c_loader, c_super=c_super, c_source=c_source, c_jdk=c_jdk, c_hidden=c_hidden,
         c_instrumented=c_instr,
         m_class=m_class, m_flags=m_flags, m_key=m_key, m_blocks=m_blocks, m_block_base=m_block_base,
         m_name=m_name, m_desc=m_desc, page_base=page_base,
-        b_method=np.array(b_method, np.int32), b_index=np.array(b_index, np.int32),
-        b_start=np.array(b_start, np.int32), b_end=np.array(b_end, np.int32),
-        b_metrics=metrics_table(b_metrics, problems),
-        b_site_begin=np.array(b_site_begin, np.int64), b_handler_begin=np.array(b_handler_begin, np.int64),
-        b_is_handler=b_is_handler[:n_b], b_lines=b_lines,
-        s_block=np.array(s_block, np.int64), s_offset=np.array(s_offset, np.int32),
-        s_kind=np.zeros(len(s_block), np.int8), s_key=np.full(len(s_block), -2, np.int32),
-        s_target=np.zeros(len(s_block), np.int32),
-        s_opcode=np.array([_OPCODES.get(t, 0) for t in s_type], np.int8), s_call=s_call,
-        h_block=np.array(h_block, np.int64), h_target=h_target,
-        h_catch_all=np.array([not t for t in h_type], np.bool_), h_type=h_type,
-        instructions=instructions, problems=problems,
+        b_method=b_method.astype(np.int32), b_index=b_index.astype(np.int32),
+        b_start=np.array(cols.b_start, np.int32)[b_pos], b_end=np.array(cols.b_end, np.int32)[b_pos],
+        b_metrics=metrics_table([cols.b_metrics[i] for i in b_pos_list], problems),
+        b_site_begin=b_site_begin, b_handler_begin=b_handler_begin,
+        b_is_handler=b_is_handler[:n_b], b_lines=[cols.b_lines[i] for i in b_pos_list],
+        s_block=s_block, s_offset=np.array(cols.s_offset, np.int32)[s_rows],
+        s_kind=np.zeros(len(s_rows), np.int8), s_key=np.full(len(s_rows), -2, np.int32),
+        s_target=np.zeros(len(s_rows), np.int32),
+        s_opcode=np.array([_OPCODES.get(t, 0) for t in s_type], np.int8), s_call=[cols.s_call[i] for i in s_rows.tolist()],
+        h_block=h_block, h_target=h_target,
+        h_catch_all=np.array([not t for t in h_type], np.bool_), h_type=[t or "" for t in h_type],
+        instructions={int(gb_of_col[g]): text for g, text in cols.instructions.items() if gb_of_col[g] >= 0},
+        problems=problems,
     )
     _resolve_sites(statics, keys)
     return statics
@@ -351,10 +335,8 @@ def _resolve_sites(st: Statics, keys: dict[str, int]) -> None:
     for cid, name in enumerate(st.c_name):
         if name:
             by_class_name.setdefault(name, []).append(cid)
-    declared: dict[tuple[int, str], int] = {}
-    for mid in range(1, len(st.m_name)):
-        if st.m_name[mid]:
-            declared[(int(st.m_class[mid]), st.m_name[mid] + st.m_desc[mid])] = mid
+    m_class = st.m_class.tolist()
+    declared = {(m_class[mid], name + st.m_desc[mid]): mid for mid, name in enumerate(st.m_name) if mid and name}
 
     def lookup(owner: str, key: str) -> int:
         """The method a call resolves to: declared in owner or inherited from a superclass."""
@@ -369,16 +351,20 @@ def _resolve_sites(st: Statics, keys: dict[str, int]) -> None:
             seen += 1
         return 0
 
-    resolved: dict[tuple[str, str, int], tuple[int, int]] = {}
-    for s, call in enumerate(st.s_call):
+    # Sites share their calls (a class calls the same few methods many times): each distinct
+    # (call, opcode) is resolved once, and the sites take its answer by index.
+    distinct: dict[tuple[str, int], int] = {}
+    which = np.array([distinct.setdefault(pair, len(distinct)) for pair in zip(st.s_call, st.s_opcode.tolist())],
+                     np.int64)
+    kind = np.zeros(len(distinct), np.int8)
+    target = np.zeros(len(distinct), np.int32)
+    key_of = np.full(len(distinct), -1, np.int32)
+    for i, (call, op) in enumerate(distinct):
         owner, _, key = call.partition(":")
-        op = int(st.s_opcode[s])
-        st.s_key[s] = keys.get(key, -1)
-        memo = resolved.get((owner, key, op))
-        if memo is None:
-            memo = _site_kind(st, owner, key, op, lookup)
-            resolved[(owner, key, op)] = memo
-        st.s_kind[s], st.s_target[s] = memo
+        key_of[i] = keys.get(key, -1)
+        kind[i], target[i] = _site_kind(st, owner, key, op, lookup)
+    if len(which):
+        st.s_key[:], st.s_kind[:], st.s_target[:] = key_of[which], kind[which], target[which]
 
 
 def _site_kind(st: Statics, owner: str, key: str, op: int, lookup) -> tuple[int, int]:

@@ -18,7 +18,8 @@ of them gets its entities left unexpanded (``tests/model/test_format_readers.py`
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from itertools import repeat
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import NamedTuple
 
@@ -276,3 +277,314 @@ def metrics_table(texts: list[str], problems: list[str], file: str = "static.xml
         problems.append(f"{file}: {len(bad)} blocks have metrics that are not integers in 0..{MAX_METRIC} (the "
                         f"first: {texts[bad[0]][:60]!r}); their metrics count as 0")
     return np.array(rows, np.int32).reshape(len(texts), _METRICS)
+
+
+# ---------------------------------------------------------------------- columns
+
+@dataclass
+class StaticColumns:
+    """static.xml as flat columns, what the replay's tables are built from: each element kind in
+    file order, each child pointing at its parent's position in its parent's columns. Methods
+    without an id are left out, with their blocks."""
+
+    problems: list[str]
+    # classes
+    c_id: list[int]
+    c_name: list[str]
+    c_loader: list[str]
+    c_super: list[str]
+    c_source: list[str]
+    c_jdk: list[bool]
+    c_hidden: list[bool]
+    c_instrumented: list[bool]
+    # methods
+    m_id: list[int]
+    m_class: list[int]             # the declaring class's id
+    m_name: list[str]
+    m_desc: list[str]
+    m_native: list[bool]
+    m_abstract: list[bool]
+    m_intrinsic: list[bool]
+    m_instrumented: list[bool]     # instrumented="true" or "method-only"
+    m_static: list[bool]
+    m_blocks: list[int]            # its <basic_block> elements
+    m_pages: list[int]
+    # blocks: index 0 … m_blocks-1 of each method, in order
+    b_method: list[int]            # position in the method columns
+    b_start: list[int]
+    b_end: list[int]
+    b_lines: list[str]
+    b_metrics: list[str]           # parsed by metrics_table
+    # call sites and handlers, in order within their block
+    s_block: list[int]             # position in the block columns
+    s_call: list[str]
+    s_type: list[str]
+    s_offset: list[int]
+    h_block: list[int]
+    h_word: list[int]
+    h_type: list[str | None]
+    instructions: dict[int, str]   # block position -> listing (only non-empty ones)
+
+
+def columns_from_records(records, problems: list[str]) -> StaticColumns:
+    """The columns of validated class records (what :class:`StaticReader` yields)."""
+    cols = StaticColumns(**{f.name: [] for f in fields(StaticColumns)} | {"problems": problems, "instructions": {}})
+    for record in records:
+        a = record.attrs
+        cols.c_id.append(record.id)
+        cols.c_name.append(record.name)
+        cols.c_loader.append(a.get("loader", ""))
+        cols.c_super.append(a.get("super", ""))
+        cols.c_source.append(a.get("source_file", ""))
+        cols.c_jdk.append(record.flag("jdk"))
+        cols.c_hidden.append(record.flag("hidden"))
+        cols.c_instrumented.append(record.flag("instrumented"))
+        for m in record.methods:
+            if m.id is None:
+                continue
+            position = len(cols.m_id)
+            cols.m_id.append(m.id)
+            cols.m_class.append(record.id)
+            cols.m_name.append(m.name)
+            cols.m_desc.append(m.desc)
+            cols.m_native.append(m.flag("native"))
+            cols.m_abstract.append(m.flag("abstract"))
+            cols.m_intrinsic.append(m.flag("intrinsic"))
+            cols.m_instrumented.append(m.attrs.get("instrumented") in ("true", "method-only"))
+            cols.m_static.append(m.flag("static"))
+            cols.m_blocks.append(len(m.block_list))
+            cols.m_pages.append(m.pages)
+            for b in m.block_list:
+                g = len(cols.b_method)
+                cols.b_method.append(position)
+                cols.b_start.append(b.start)
+                cols.b_end.append(b.end)
+                cols.b_lines.append(b.lines)
+                cols.b_metrics.append(b.metrics)
+                for s in b.sites:
+                    cols.s_block.append(g)
+                    cols.s_call.append(s.call)
+                    cols.s_type.append(s.type)
+                    cols.s_offset.append(s.offset)
+                for h in b.handlers:
+                    cols.h_block.append(g)
+                    cols.h_word.append(h.block_word)
+                    cols.h_type.append(h.type)
+                if b.instructions:
+                    cols.instructions[g] = b.instructions
+    return cols
+
+
+def read_static_columns(path: Path) -> StaticColumns:
+    """``static.xml``'s columns: by :func:`fast_columns` when the file is exactly what the
+    recorder writes, else class by class with :class:`StaticReader`, which leaves out what is
+    malformed and says why. Both give the same columns for any file the fast reader accepts
+    (``tests/model/test_static_columns.py``)."""
+    cols = fast_columns(path)
+    if cols is not None:
+        return cols
+    reader = StaticReader(path)
+    records = list(reader.classes())
+    return columns_from_records(records, reader.problems)
+
+
+# Where each collected element must sit, as the record reader looks for it.
+_PARENT = {"class": "static_information", "method": "class", "warning": "class", "basic_block": "method",
+           "call_site_list": "basic_block", "exception_handler_list": "basic_block", "instructions": "basic_block",
+           "call_site": "call_site_list", "exception_handler": "exception_handler_list"}
+
+
+class _Unusual(Exception):
+    """The file is not exactly what the recorder writes: the record reader takes over."""
+
+
+class _Collector:
+    """lxml parser target: keeps each element's attributes (no tree, no element objects, which
+    cost most of the record reader's time) and checks that elements sit where the format puts
+    them."""
+
+    def __init__(self):
+        self.stack: list[str] = []
+        self.classes: list[dict] = []
+        self.methods: list[dict] = []
+        self.method_class: list[int] = []
+        self.blocks: list[dict] = []
+        self.block_method: list[int] = []
+        self.sites: list[dict] = []
+        self.site_block: list[int] = []
+        self.handlers: list[dict] = []
+        self.handler_block: list[int] = []
+        self.instructions: dict[int, str] = {}
+        self._text: list[str] | None = None
+
+    def start(self, tag, attrib):
+        stack = self.stack
+        want = _PARENT.get(tag)
+        parent = stack[-1] if stack else None
+        if want != parent and (want is not None or (parent is not None and parent != "static_information")):
+            raise _Unusual(f"<{tag}> inside <{parent}>")
+        stack.append(tag)
+        if tag == "call_site":
+            self.sites.append(attrib)
+            self.site_block.append(len(self.blocks) - 1)
+        elif tag == "basic_block":
+            self.blocks.append(attrib)
+            self.block_method.append(len(self.methods) - 1)
+        elif tag == "method":
+            self.methods.append(attrib)
+            self.method_class.append(len(self.classes) - 1)
+        elif tag == "exception_handler":
+            self.handlers.append(attrib)
+            self.handler_block.append(len(self.blocks) - 1)
+        elif tag == "class":
+            self.classes.append(attrib)
+        elif tag == "instructions":
+            if len(self.blocks) - 1 in self.instructions:
+                raise _Unusual("two <instructions> in a block")
+            self._text = []
+            self.instructions[len(self.blocks) - 1] = ""
+
+    def end(self, tag):
+        self.stack.pop()
+
+    # The record reader's <instructions> text stops at a comment, a processing instruction or an
+    # entity, and a DTD could define entities: in any of these the record reader reads the file.
+    def comment(self, text):
+        if self._text is not None:
+            raise _Unusual("a comment inside <instructions>")
+
+    def pi(self, target, data):
+        if self._text is not None:
+            raise _Unusual("a processing instruction inside <instructions>")
+
+    def doctype(self, *args):
+        raise _Unusual("a document type declaration")
+
+    def close(self):
+        if self.stack:
+            raise _Unusual("the file ends inside an element")
+        return self
+
+
+class _ListingCollector(_Collector):
+    """A collector that also keeps the text of ``<instructions>`` (listings are optional; lxml
+    calls ``data`` for every run of whitespace when the target has it, which costs ~10 %)."""
+
+    def start(self, tag, attrib):
+        if self._text is not None:
+            raise _Unusual("an element inside <instructions>")
+        super().start(tag, attrib)
+
+    def end(self, tag):
+        self.stack.pop()
+        if tag == "instructions":
+            self.instructions[len(self.blocks) - 1] = "".join(self._text)
+            self._text = None
+
+    def data(self, text):
+        if self._text is not None:
+            self._text.append(text)
+
+
+def _has_listings(handle, chunk: int) -> bool:
+    tail = b""
+    while data := handle.read(chunk):
+        if b"<instructions" in tail + data:
+            return True
+        tail = data[-16:]
+    return False
+
+
+def _values(dicts: list[dict], name: str, default=None) -> list:
+    """One attribute of every element (a C loop: no Python frame per element)."""
+    return list(map(dict.get, dicts, repeat(name, len(dicts)), repeat(default, len(dicts))))
+
+
+def _ints(dicts: list[dict], name: str, lo: int, hi: int, default: str | None = None) -> np.ndarray:
+    """One integer attribute of every element, range-checked; _Unusual for anything else."""
+    try:
+        values = np.array(list(map(int, _values(dicts, name, default))), np.int64)
+    except (TypeError, ValueError, OverflowError):
+        raise _Unusual(f"{name}: a value missing or not an integer") from None
+    if len(values) and (values.min() < lo or values.max() > hi):
+        raise _Unusual(f"{name}: a value outside {lo}..{hi}")
+    return values
+
+
+def _flags(dicts: list[dict], name: str) -> list[bool]:
+    return [v == "true" for v in _values(dicts, name)]
+
+
+def fast_columns(path: Path, chunk: int = 1 << 20) -> StaticColumns | None:
+    """The columns of a static.xml that is exactly what the recorder writes — well formed, every
+    element where the format puts it, every value in range, ids unique — read in one pass with
+    no element objects; None for any other file, which the record reader then reads class by
+    class (it can leave out one malformed class and keep the rest, which this one cannot)."""
+    try:
+        with open_file(path) as handle:
+            target = _ListingCollector() if _has_listings(handle, chunk) else _Collector()
+            parser = etree.XMLParser(target=target, **PARSER_OPTIONS)
+            handle.seek(0)
+            while data := handle.read(chunk):
+                parser.feed(data)
+            parser.close()
+        return _checked_columns(target)
+    except (etree.XMLSyntaxError, _Unusual, OSError):
+        return None
+
+
+def _checked_columns(t: _Collector) -> StaticColumns:
+    """The collected attributes as columns, every check of :func:`read_class_element` and
+    :meth:`StaticReader._claim_ids` made on whole columns (_Unusual when one fails)."""
+    classes, methods, blocks = t.classes, t.methods, t.blocks
+    bpp = layout.BLOCKS_PER_PAGE
+    c_id = _ints(classes, "id", 0, layout.MAX_CLASS_ID)
+    c_name = _values(classes, "name")
+    if None in c_name or len(np.unique(c_id)) != len(c_id):
+        raise _Unusual("a class without name, or a class id used twice")
+    if None in _values(methods, "id"):
+        raise _Unusual("a method without id")
+    m_id = _ints(methods, "id", 1, layout.MAX_METHOD_ID)
+    m_name = _values(methods, "name")
+    m_desc = _values(methods, "desc")
+    if None in m_name or None in m_desc:
+        raise _Unusual("a method without name or desc")
+    m_nblocks = _ints(methods, "blocks", 0, bpp * (layout.MAX_METHOD_ID + 1), "0")
+    m_pages = _ints(methods, "block_pages", 1, layout.MAX_METHOD_ID, "1")
+    _ints(methods, "code_length", -1, MAX_CODE_OFFSET + 1, "-1")
+    _ints(methods, "access", 0, MAX_METRIC, "0")
+    b_method = np.array(t.block_method, np.int64)
+    have = np.bincount(b_method, minlength=len(methods)) if len(methods) else np.zeros(0, np.int64)
+    # A method's blocks are 0 … blocks-1 in order, block_pages the pages they need.
+    first = np.cumsum(have) - have
+    b_index = _ints(blocks, "index", 0, bpp * (layout.MAX_METHOD_ID + 1))
+    if len(blocks) and not np.array_equal(b_index, np.arange(len(blocks)) - first[b_method]):
+        raise _Unusual("blocks out of order")
+    if np.any((have == 0) & (m_pages != 1)) or np.any((have > 0) & (have != m_nblocks)) \
+            or np.any((have > 0) & (m_pages != -(-have // bpp))) or np.any(m_id + m_pages - 1 > layout.MAX_METHOD_ID):
+        raise _Unusual("block counts or pages that do not match the blocks")
+    claimed = np.repeat(m_id, m_pages) + (np.arange(int(m_pages.sum())) - np.repeat(np.cumsum(m_pages) - m_pages, m_pages))
+    if len(np.unique(claimed)) != len(claimed):
+        raise _Unusual("a method id used twice")
+    b_start = _ints(blocks, "start", -1, MAX_CODE_OFFSET + 1, "-1")
+    b_end = _ints(blocks, "end", -1, MAX_CODE_OFFSET + 1, "-1")
+    s_offset = _ints(t.sites, "offset", -1, MAX_CODE_OFFSET, "-1")
+    h_word = _ints(t.handlers, "basic_block_id", -1, MAX_BLOCK_WORD, "-1")
+    m_class = c_id[np.array(t.method_class, np.int64)] if methods else c_id[:0]
+    return StaticColumns(
+        problems=[],
+        c_id=c_id.tolist(), c_name=c_name, c_loader=_values(classes, "loader", ""),
+        c_super=_values(classes, "super", ""), c_source=_values(classes, "source_file", ""),
+        c_jdk=_flags(classes, "jdk"), c_hidden=_flags(classes, "hidden"), c_instrumented=_flags(classes, "instrumented"),
+        m_id=m_id.tolist(), m_class=m_class.tolist(), m_name=m_name, m_desc=m_desc,
+        m_native=_flags(methods, "native"), m_abstract=_flags(methods, "abstract"),
+        m_intrinsic=_flags(methods, "intrinsic"),
+        m_instrumented=[v in ("true", "method-only") for v in _values(methods, "instrumented")],
+        m_static=_flags(methods, "static"), m_blocks=have.tolist(), m_pages=m_pages.tolist(),
+        b_method=t.block_method, b_start=b_start.tolist(), b_end=b_end.tolist(),
+        b_lines=_values(blocks, "lines", ""), b_metrics=_values(blocks, "metrics", ""),
+        s_block=t.site_block, s_call=_values(t.sites, "call", ""), s_type=_values(t.sites, "type", ""),
+        s_offset=s_offset.tolist(), h_block=t.handler_block, h_word=h_word.tolist(),
+        h_type=_values(t.handlers, "type"),
+        instructions={g: text for g, text in t.instructions.items() if text},
+    )

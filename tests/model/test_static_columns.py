@@ -1,0 +1,132 @@
+"""static.xml's two readers give the replay the same tables.
+
+The fast reader (``static_xml.fast_columns``: an lxml parser target, no element objects, checks
+on whole columns) reads what the recorder writes; anything else makes it give way to the record
+reader, which reads class by class and leaves out only what is malformed. Compared here on traces
+the agent recorded, with and without instruction listings, and on mutated copies of them: the
+fast reader either gives way or gives exactly the record reader's tables.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jbgui.model import statics as ST
+from jbgui.model.format import static_xml as X
+
+
+def _by_records(xml: Path) -> ST.Statics:
+    reader = X.StaticReader(xml)
+    return ST._build(X.columns_from_records(list(reader.classes()), reader.problems))
+
+
+def _differences(a: ST.Statics, b: ST.Statics) -> list[str]:
+    out = []
+    for name in a.__dataclass_fields__:
+        x, y = getattr(a, name), getattr(b, name)
+        if isinstance(x, np.ndarray):
+            same = x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y)
+        else:
+            same = x == y
+        if not same:
+            out.append(name)
+    return out
+
+
+@pytest.fixture(scope="module")
+def listed(record, default_jdk) -> Path:
+    """A program's own classes with instruction listings (the static.xml the method view reads)."""
+    run = record("block_views", default_jdk, jdk=False, instructions=True)
+    assert run.trace_dir is not None, run.describe()
+    return run.trace_dir / "static.xml"
+
+
+def test_fast_reader_equals_the_record_reader_on_recorded_traces(program_runs, default_jdk, listed):
+    _, traced = program_runs("exceptions", default_jdk)     # the JDK's classes too: thousands of them
+    for xml in (traced.trace_dir / "static.xml", listed):
+        fast = X.fast_columns(xml)
+        assert fast is not None, f"{xml}: the fast reader gave way on what the recorder wrote"
+        built = ST._build(fast)
+        assert built.n_blocks > 0 and built.n_sites > 0
+        assert _differences(built, _by_records(xml)) == []
+    assert ST._build(X.fast_columns(listed)).instructions, "the listings were read"
+
+
+def _mutate(text: str, which: str) -> str:
+    if which == "blocks count":
+        return re.sub(r'blocks="([1-9]\d*)"', lambda m: f'blocks="{int(m.group(1)) + 1}"', text, count=1)
+    if which == "block order":
+        return text.replace('index="0"', 'index="1"', 1)
+    if which == "offset":
+        return re.sub(r'offset="\d+"', 'offset="x"', text, count=1)
+    if which == "class id twice":
+        ids = re.findall(r'<class id="(\d+)"', text)
+        return text.replace(f'<class id="{ids[1]}"', f'<class id="{ids[0]}"', 1)
+    if which == "method id twice":
+        ids = re.findall(r'<method id="(\d+)"', text)
+        return text.replace(f'<method id="{ids[-1]}"', f'<method id="{ids[0]}"', 1)
+    if which == "comment in a listing":
+        return text.replace("<instructions>", "<instructions><!-- x -->", 1)
+    if which == "entity":
+        return text.replace("<static_information", '<!DOCTYPE s [<!ENTITY e "boom">]>\n<static_information', 1) \
+            .replace('name="', 'name="&e;', 1)
+    if which == "cut off":
+        return text[:len(text) // 2]
+    if which == "element out of place":
+        return text.replace("<basic_block ", "<surprise/><basic_block ", 1)
+    if which == "unknown element at the top":
+        return text.replace("<class ", "<extra note='ignored'/>\n<class ", 1)
+    if which == "method without id":
+        return re.sub(r'<method id="\d+" ', "<method ", text, count=1)
+    raise AssertionError(which)
+
+
+@pytest.mark.parametrize("which,fast_reads", [
+    ("blocks count", False), ("block order", False), ("offset", False), ("class id twice", False),
+    ("method id twice", False), ("comment in a listing", False), ("entity", False), ("cut off", False),
+    ("element out of place", False), ("method without id", False), ("unknown element at the top", True),
+])
+def test_unusual_files_go_to_the_record_reader(listed, tmp_path, which, fast_reads):
+    xml = tmp_path / "static.xml"
+    xml.write_text(_mutate(listed.read_text(), which))
+    fast = X.fast_columns(xml)
+    assert (fast is not None) == fast_reads
+    # Whatever reads it, the tables are the record reader's (which says what it left out).
+    assert _differences(ST._parse(xml), _by_records(xml)) == []
+    # The record reader reads past the rest (it ignores elements it does not look for).
+    if which in ("blocks count", "block order", "offset", "class id twice", "method id twice", "cut off"):
+        assert ST._parse(xml).problems, "the record reader says what it left out"
+
+
+def test_odd_values_never_make_the_readers_differ(listed, tmp_path):
+    """Every attribute the readers check, set to each odd value in turn (at a random element):
+    the fast reader gives way, or agrees with the record reader."""
+    # The program's own classes only (those with listings): a small file, read hundreds of times.
+    whole = listed.read_text()
+    own = [c for c in re.findall(r"<class .*?</class>\n", whole, re.S) if not re.match(r'<class [^>]*jdk="true"', c)]
+    assert own
+    text = whole[:whole.index("<class ")] + "".join(own) + "</static_information>\n"
+    names = ("id", "index", "start", "end", "offset", "blocks", "block_pages", "code_length", "access",
+             "basic_block_id", "name", "desc", "call", "type", "metrics", "lines", "instrumented", "native")
+    odd = ["", "-1", "-2", "0", "+3", " 4", "1_0", "99999999999", "x", "2048", "65535", "65536", "true", "false"]
+    rng = random.Random(20261126)
+    agreed = gave_way = 0
+    for name in names:
+        spans = [m.span(1) for m in re.finditer(rf' {name}="([^"]*)"', text)]
+        assert spans, name
+        for value in odd:
+            start, end = rng.choice(spans)
+            xml = tmp_path / "static.xml"
+            xml.write_text(text[:start] + value + text[end:])
+            fast = X.fast_columns(xml)
+            if fast is None:
+                gave_way += 1
+                continue
+            agreed += 1
+            assert _differences(ST._build(fast), _by_records(xml)) == [], f"{name}={value!r}"
+    assert agreed and gave_way, (agreed, gave_way)
