@@ -200,8 +200,8 @@ def _parse(xml: Path) -> Statics:
 
 def _build(cols: StaticColumns) -> Statics:
     problems = cols.problems
-    c_id = np.array(cols.c_id, np.int64)
-    m_cls = np.array(cols.m_class, np.int64)
+    c_id = np.asarray(cols.c_id, np.int64)
+    m_cls = np.asarray(cols.m_class, np.int64)
     # Class ids are dense (the recorder counts them from 1): an id far beyond the number of
     # classes would only make every per-class table huge, so such classes are left out.
     limit = 4 * len(c_id) + 65536
@@ -218,21 +218,22 @@ def _build(cols: StaticColumns) -> Statics:
     c_jdk = np.zeros(n_classes, np.bool_)
     c_hidden = np.zeros(n_classes, np.bool_)
     c_instr = np.zeros(n_classes, np.bool_)
+    c_ids = c_id.tolist()
     for i in np.flatnonzero(~far).tolist():
-        cid = cols.c_id[i]
+        cid = c_ids[i]
         c_name[cid], c_loader[cid], c_super[cid], c_source[cid] = \
             cols.c_name[i], cols.c_loader[i], cols.c_super[i], cols.c_source[i]
     kept = c_id[~far]
-    c_jdk[kept] = np.array(cols.c_jdk, np.bool_)[~far]
-    c_hidden[kept] = np.array(cols.c_hidden, np.bool_)[~far]
-    c_instr[kept] = np.array(cols.c_instrumented, np.bool_)[~far]
+    c_jdk[kept] = np.asarray(cols.c_jdk, np.bool_)[~far]
+    c_hidden[kept] = np.asarray(cols.c_hidden, np.bool_)[~far]
+    c_instr[kept] = np.asarray(cols.c_instrumented, np.bool_)[~far]
 
     # Methods, in file order (those of classes left out dropped).
     mpos = np.flatnonzero(keep_m)
-    mid = np.array(cols.m_id, np.int64)[mpos]
+    mid = np.asarray(cols.m_id, np.int64)[mpos]
     mcls = m_cls[mpos]
-    pages = np.array(cols.m_pages, np.int64)[mpos]
-    nblocks = np.array(cols.m_blocks, np.int64)[mpos]
+    pages = np.asarray(cols.m_pages, np.int64)[mpos]
+    nblocks = np.asarray(cols.m_blocks, np.int64)[mpos]
     n_m = int((mid + np.maximum(pages, 1) - 1).max()) + 1 if len(mid) else 1
     flags = np.zeros(len(mid), np.int32)
     for column, bit in ((cols.m_native, M_NATIVE), (cols.m_abstract, M_ABSTRACT), (cols.m_intrinsic, M_INTRINSIC),
@@ -240,8 +241,8 @@ def _build(cols: StaticColumns) -> Statics:
         flags |= np.array(column, np.bool_)[mpos].astype(np.int32) * bit
     flags |= c_hidden[mcls].astype(np.int32) * M_HIDDEN_CLASS
     flags |= c_jdk[mcls].astype(np.int32) * M_JDK
-    names = [cols.m_name[i] for i in mpos.tolist()]
-    descs = [cols.m_desc[i] for i in mpos.tolist()]
+    names = _take(cols.m_name, mpos)
+    descs = _take(cols.m_desc, mpos)
     flags |= np.array([n == "<clinit>" for n in names], np.bool_).astype(np.int32) * M_IMPLICIT_ONLY
     m_class = np.zeros(n_m, np.int32)
     m_flags = np.zeros(n_m, np.int32)
@@ -269,7 +270,7 @@ def _build(cols: StaticColumns) -> Statics:
     page_base[mid[page_of] + page_in] = base[page_of] + page_in * layout.BLOCKS_PER_PAGE
 
     # Block positions in the columns -> gb (blocks of methods left out have none).
-    b_col_method = np.array(cols.b_method, np.int64)
+    b_col_method = np.asarray(cols.b_method, np.int64)
     col_to_kept = np.full(len(cols.m_id) + 1, -1, np.int64)
     col_to_kept[mpos] = np.arange(len(mpos))
     b_owner = col_to_kept[b_col_method] if len(b_col_method) else b_col_method
@@ -285,7 +286,7 @@ def _build(cols: StaticColumns) -> Statics:
 
     def kept_rows(column_blocks: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """Rows of a child column whose block is kept, and that block's gb."""
-        g = gb_of_col[np.array(column_blocks, np.int64)] if column_blocks else np.zeros(0, np.int64)
+        g = gb_of_col[np.asarray(column_blocks, np.int64)] if len(column_blocks) else np.zeros(0, np.int64)
         rows = np.flatnonzero(g >= 0)
         return rows, g[rows]
 
@@ -293,7 +294,7 @@ def _build(cols: StaticColumns) -> Statics:
     h_rows, h_block = kept_rows(cols.h_block)
     b_site_begin = np.searchsorted(s_block, np.arange(n_b + 1)).astype(np.int64)
     b_handler_begin = np.searchsorted(h_block, np.arange(n_b + 1)).astype(np.int64)
-    h_word = np.array(cols.h_word, np.int64)[h_rows]
+    h_word = np.asarray(cols.h_word, np.int64)[h_rows]
     order = np.argsort(words, kind="stable")
     at = np.searchsorted(words[order], h_word)
     found = at < n_b
@@ -302,9 +303,8 @@ def _build(cols: StaticColumns) -> Statics:
         else np.full(len(h_word), -1, np.int64)
     b_is_handler = np.zeros(n_b + 1, np.bool_)
     b_is_handler[h_target[h_target >= 0]] = True
-    s_type = [cols.s_type[i] for i in s_rows.tolist()]
-    h_type = [cols.h_type[i] for i in h_rows.tolist()]
-    b_pos_list = b_pos.tolist()
+    s_type = _take(cols.s_type, s_rows)
+    h_type = _take(cols.h_type, h_rows)
 
     statics = Statics(
         c_name=c_name, c_loader=c_loader, c_super=c_super, c_source=c_source, c_jdk=c_jdk, c_hidden=c_hidden,
@@ -312,14 +312,14 @@ def _build(cols: StaticColumns) -> Statics:
         m_class=m_class, m_flags=m_flags, m_key=m_key, m_blocks=m_blocks, m_block_base=m_block_base,
         m_name=m_name, m_desc=m_desc, page_base=page_base,
         b_method=b_method.astype(np.int32), b_index=b_index.astype(np.int32),
-        b_start=np.array(cols.b_start, np.int32)[b_pos], b_end=np.array(cols.b_end, np.int32)[b_pos],
-        b_metrics=metrics_table([cols.b_metrics[i] for i in b_pos_list], problems),
+        b_start=np.asarray(cols.b_start, np.int32)[b_pos], b_end=np.asarray(cols.b_end, np.int32)[b_pos],
+        b_metrics=metrics_table(_take(cols.b_metrics, b_pos), problems),
         b_site_begin=b_site_begin, b_handler_begin=b_handler_begin,
-        b_is_handler=b_is_handler[:n_b], b_lines=[cols.b_lines[i] for i in b_pos_list],
-        s_block=s_block, s_offset=np.array(cols.s_offset, np.int32)[s_rows],
+        b_is_handler=b_is_handler[:n_b], b_lines=_take(cols.b_lines, b_pos),
+        s_block=s_block, s_offset=np.asarray(cols.s_offset, np.int32)[s_rows],
         s_kind=np.zeros(len(s_rows), np.int8), s_key=np.full(len(s_rows), -2, np.int32),
         s_target=np.zeros(len(s_rows), np.int32),
-        s_opcode=np.array([_OPCODES.get(t, 0) for t in s_type], np.int8), s_call=[cols.s_call[i] for i in s_rows.tolist()],
+        s_opcode=np.array([_OPCODES.get(t, 0) for t in s_type], np.int8), s_call=_take(cols.s_call, s_rows),
         h_block=h_block, h_target=h_target,
         h_catch_all=np.array([not t for t in h_type], np.bool_), h_type=[t or "" for t in h_type],
         instructions={int(gb_of_col[g]): text for g, text in cols.instructions.items() if gb_of_col[g] >= 0},
@@ -327,6 +327,13 @@ def _build(cols: StaticColumns) -> Statics:
     )
     _resolve_sites(statics, keys)
     return statics
+
+
+def _take(values: list, rows: np.ndarray) -> list:
+    """``values`` at ``rows`` (ascending): the list itself when no row was left out."""
+    if len(rows) == len(values):
+        return values
+    return [values[i] for i in rows.tolist()]
 
 
 def _resolve_sites(st: Statics, keys: dict[str, int]) -> None:

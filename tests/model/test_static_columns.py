@@ -130,3 +130,20 @@ def test_odd_values_never_make_the_readers_differ(listed, tmp_path):
             agreed += 1
             assert _differences(ST._build(fast), _by_records(xml)) == [], f"{name}={value!r}"
     assert agreed and gave_way, (agreed, gave_way)
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("7", 7), ("0000000007", 7), ("2147483647", 2147483647), ("2147483648", 0), ("99999999999999999999999", 0),
+    ("+7", 7), ("-1", 0), ("7.0", 0), ("x", 0), ("\u0663", 3),
+])
+def test_block_metrics_read_as_int_would(value, expected):
+    """The blocks' metrics: numpy's text parser where the text is plain digits, int() for the
+    rest; a block with a value that is not an integer in 0 … 2^31-1 counts 0 (and is reported)."""
+    plain = " ".join(["1"] * 19)
+    odd = " ".join([value] + ["1"] * 18)
+    problems = []
+    table = X.metrics_table([plain, odd, plain], problems)
+    assert table.dtype == np.int32 and table.shape == (3, 19)
+    assert table[0].tolist() == table[2].tolist() == [1] * 19
+    assert table[1, 0] == expected and table[1, 1:].tolist() == ([1] * 18 if expected or value == "0" else [0] * 18)
+    assert bool(problems) == (expected == 0)
