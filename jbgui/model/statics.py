@@ -12,6 +12,7 @@ time), and the arrays are cached as one ``.npz`` so a second open does not parse
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,11 +188,17 @@ def load_statics(trace_path: Path, cache_dir: Path | None = None) -> Statics:
             pass  # stale or damaged (CacheDamaged is a ValueError's sibling: see _from_npz): parse again
     statics = _parse(xml)
     if cached is not None:
-        try:
-            _to_npz(statics, cached, stamp)
-        except (OSError, ValueError):
-            pass  # a read-only place (or one that is not a directory): no cache, same results
+        # Written beside the replay that follows (compressing is not on its way; the file
+        # appears whole, by rename, and the interpreter waits for the thread at exit).
+        threading.Thread(target=_save_quietly, args=(statics, cached, stamp), name="jbgui-statics-cache").start()
     return statics
+
+
+def _save_quietly(statics: Statics, path: Path, stamp: str) -> None:
+    try:
+        _to_npz(statics, path, stamp)
+    except (OSError, ValueError):
+        pass  # a read-only place (or one that is not a directory): no cache, same results
 
 
 def _parse(xml: Path) -> Statics:

@@ -147,3 +147,23 @@ def test_block_metrics_read_as_int_would(value, expected):
     assert table[0].tolist() == table[2].tolist() == [1] * 19
     assert table[1, 0] == expected and table[1, 1:].tolist() == ([1] * 18 if expected or value == "0" else [0] * 18)
     assert bool(problems) == (expected == 0)
+
+
+def test_the_tables_are_kept_and_read_back(listed, tmp_path, monkeypatch):
+    """The first open writes the tables beside the replay (on a thread of their own); the next
+    open reads them instead of static.xml, equal."""
+    import threading
+
+    first = ST.load_statics(listed.parent, tmp_path)
+    for thread in threading.enumerate():
+        if thread.name == "jbgui-statics-cache":
+            thread.join()
+    kept = tmp_path / "statics.npz.zst"
+    assert kept.is_file()
+    parse = ST._parse
+    monkeypatch.setattr(ST, "_parse", None)           # the second open must not read static.xml
+    again = ST.load_statics(listed.parent, tmp_path)
+    assert _differences(first, again) == []
+    monkeypatch.setattr(ST, "_parse", parse)
+    kept.write_bytes(kept.read_bytes()[:100])        # damaged: static.xml is read again
+    assert _differences(first, ST.load_statics(listed.parent, tmp_path)) == []
