@@ -401,22 +401,37 @@ class _Unusual(Exception):
     """The file is not exactly what the recorder writes: the record reader takes over."""
 
 
+# The attributes each element kind keeps, with the value a missing one reads as (None: required,
+# or a flag that is false).
+_KEPT = {
+    "class": (("id", None), ("name", None), ("loader", ""), ("super", ""), ("source_file", ""), ("jdk", None),
+              ("hidden", None), ("instrumented", None)),
+    "method": (("id", None), ("name", None), ("desc", None), ("blocks", "0"), ("block_pages", "1"),
+               ("code_length", "-1"), ("access", "0"), ("instrumented", None), ("native", None), ("abstract", None),
+               ("intrinsic", None), ("static", None)),
+    "basic_block": (("index", None), ("start", "-1"), ("end", "-1"), ("lines", ""), ("metrics", "")),
+    "call_site": (("call", ""), ("type", ""), ("offset", "-1")),
+    "exception_handler": (("basic_block_id", "-1"), ("type", None)),
+}
+_FLUSH_EVERY = 1 << 16     # elements' attribute dicts held before they become columns
+
+
 class _Collector:
     """lxml parser target: keeps each element's attributes (no tree, no element objects, which
     cost most of the record reader's time) and checks that elements sit where the format puts
-    them."""
+    them. Attribute dicts are turned into columns of strings every ``_FLUSH_EVERY`` elements
+    (a dict costs several times its strings: held for a whole file, they doubled the peak)."""
 
     def __init__(self):
         self.stack: list[str] = []
-        self.classes: list[dict] = []
-        self.methods: list[dict] = []
+        self.pending: dict[str, list[dict]] = {kind: [] for kind in _KEPT}
+        self.columns: dict[str, dict[str, list]] = {kind: {name: [] for name, _ in kept} for kind, kept in _KEPT.items()}
+        self.held = 0
         self.method_class: list[int] = []
-        self.blocks: list[dict] = []
         self.block_method: list[int] = []
-        self.sites: list[dict] = []
         self.site_block: list[int] = []
-        self.handlers: list[dict] = []
         self.handler_block: list[int] = []
+        self.n_classes = self.n_methods = self.n_blocks = 0
         self.instructions: dict[int, str] = {}
         self._text: list[str] | None = None
 
@@ -428,24 +443,41 @@ class _Collector:
             raise _Unusual(f"<{tag}> inside <{parent}>")
         stack.append(tag)
         if tag == "call_site":
-            self.sites.append(attrib)
-            self.site_block.append(len(self.blocks) - 1)
+            self.pending["call_site"].append(attrib)
+            self.site_block.append(self.n_blocks - 1)
         elif tag == "basic_block":
-            self.blocks.append(attrib)
-            self.block_method.append(len(self.methods) - 1)
+            self.pending["basic_block"].append(attrib)
+            self.block_method.append(self.n_methods - 1)
+            self.n_blocks += 1
         elif tag == "method":
-            self.methods.append(attrib)
-            self.method_class.append(len(self.classes) - 1)
+            self.pending["method"].append(attrib)
+            self.method_class.append(self.n_classes - 1)
+            self.n_methods += 1
         elif tag == "exception_handler":
-            self.handlers.append(attrib)
-            self.handler_block.append(len(self.blocks) - 1)
+            self.pending["exception_handler"].append(attrib)
+            self.handler_block.append(self.n_blocks - 1)
         elif tag == "class":
-            self.classes.append(attrib)
+            self.pending["class"].append(attrib)
+            self.n_classes += 1
         elif tag == "instructions":
-            if len(self.blocks) - 1 in self.instructions:
+            if self.n_blocks - 1 in self.instructions:
                 raise _Unusual("two <instructions> in a block")
             self._text = []
-            self.instructions[len(self.blocks) - 1] = ""
+            self.instructions[self.n_blocks - 1] = ""
+        else:
+            return
+        self.held += 1
+        if self.held >= _FLUSH_EVERY:
+            self.flush()
+
+    def flush(self):
+        for kind, dicts in self.pending.items():
+            if dicts:
+                columns = self.columns[kind]
+                for name, default in _KEPT[kind]:
+                    columns[name] += _values(dicts, name, default)
+                dicts.clear()
+        self.held = 0
 
     def end(self, tag):
         self.stack.pop()
@@ -466,6 +498,7 @@ class _Collector:
     def close(self):
         if self.stack:
             raise _Unusual("the file ends inside an element")
+        self.flush()
         return self
 
 
@@ -481,7 +514,7 @@ class _ListingCollector(_Collector):
     def end(self, tag):
         self.stack.pop()
         if tag == "instructions":
-            self.instructions[len(self.blocks) - 1] = "".join(self._text)
+            self.instructions[self.n_blocks - 1] = "".join(self._text)
             self._text = None
 
     def data(self, text):
@@ -503,10 +536,10 @@ def _values(dicts: list[dict], name: str, default=None) -> list:
     return list(map(dict.get, dicts, repeat(name, len(dicts)), repeat(default, len(dicts))))
 
 
-def _ints(dicts: list[dict], name: str, lo: int, hi: int, default: str | None = None) -> np.ndarray:
-    """One integer attribute of every element, range-checked; _Unusual for anything else."""
+def _ints(texts: list[str | None], name: str, lo: int, hi: int) -> np.ndarray:
+    """An integer attribute's texts as numbers, range-checked; _Unusual for anything else."""
     try:
-        values = np.array(list(map(int, _values(dicts, name, default))), np.int64)
+        values = np.array(list(map(int, texts)), np.int64)
     except (TypeError, ValueError, OverflowError):
         raise _Unusual(f"{name}: a value missing or not an integer") from None
     if len(values) and (values.min() < lo or values.max() > hi):
@@ -514,8 +547,8 @@ def _ints(dicts: list[dict], name: str, lo: int, hi: int, default: str | None = 
     return values
 
 
-def _flags(dicts: list[dict], name: str) -> list[bool]:
-    return [v == "true" for v in _values(dicts, name)]
+def _flags(texts: list[str | None]) -> list[bool]:
+    return [v == "true" for v in texts]
 
 
 def fast_columns(path: Path, chunk: int = 1 << 20) -> StaticColumns | None:
@@ -539,29 +572,29 @@ def fast_columns(path: Path, chunk: int = 1 << 20) -> StaticColumns | None:
 def _checked_columns(t: _Collector) -> StaticColumns:
     """The collected attributes as columns, every check of :func:`read_class_element` and
     :meth:`StaticReader._claim_ids` made on whole columns (_Unusual when one fails)."""
-    classes, methods, blocks = t.classes, t.methods, t.blocks
+    classes, methods, blocks = t.columns["class"], t.columns["method"], t.columns["basic_block"]
+    sites, handlers = t.columns["call_site"], t.columns["exception_handler"]
     bpp = layout.BLOCKS_PER_PAGE
-    c_id = _ints(classes, "id", 0, layout.MAX_CLASS_ID)
-    c_name = _values(classes, "name")
+    c_id = _ints(classes["id"], "class id", 0, layout.MAX_CLASS_ID)
+    c_name = classes["name"]
     if None in c_name or len(np.unique(c_id)) != len(c_id):
         raise _Unusual("a class without name, or a class id used twice")
-    if None in _values(methods, "id"):
+    if None in methods["id"]:
         raise _Unusual("a method without id")
-    m_id = _ints(methods, "id", 1, layout.MAX_METHOD_ID)
-    m_name = _values(methods, "name")
-    m_desc = _values(methods, "desc")
+    m_id = _ints(methods["id"], "method id", 1, layout.MAX_METHOD_ID)
+    m_name, m_desc = methods["name"], methods["desc"]
     if None in m_name or None in m_desc:
         raise _Unusual("a method without name or desc")
-    m_nblocks = _ints(methods, "blocks", 0, bpp * (layout.MAX_METHOD_ID + 1), "0")
-    m_pages = _ints(methods, "block_pages", 1, layout.MAX_METHOD_ID, "1")
-    _ints(methods, "code_length", -1, MAX_CODE_OFFSET + 1, "-1")
-    _ints(methods, "access", 0, MAX_METRIC, "0")
+    m_nblocks = _ints(methods["blocks"], "blocks", 0, bpp * (layout.MAX_METHOD_ID + 1))
+    m_pages = _ints(methods["block_pages"], "block_pages", 1, layout.MAX_METHOD_ID)
+    _ints(methods["code_length"], "code_length", -1, MAX_CODE_OFFSET + 1)
+    _ints(methods["access"], "access", 0, MAX_METRIC)
     b_method = np.array(t.block_method, np.int64)
-    have = np.bincount(b_method, minlength=len(methods)) if len(methods) else np.zeros(0, np.int64)
+    have = np.bincount(b_method, minlength=len(m_id)) if len(m_id) else np.zeros(0, np.int64)
     # A method's blocks are 0 … blocks-1 in order, block_pages the pages they need.
     first = np.cumsum(have) - have
-    b_index = _ints(blocks, "index", 0, bpp * (layout.MAX_METHOD_ID + 1))
-    if len(blocks) and not np.array_equal(b_index, np.arange(len(blocks)) - first[b_method]):
+    b_index = _ints(blocks["index"], "index", 0, bpp * (layout.MAX_METHOD_ID + 1))
+    if len(b_index) and not np.array_equal(b_index, np.arange(len(b_index)) - first[b_method]):
         raise _Unusual("blocks out of order")
     if np.any((have == 0) & (m_pages != 1)) or np.any((have > 0) & (have != m_nblocks)) \
             or np.any((have > 0) & (m_pages != -(-have // bpp))) or np.any(m_id + m_pages - 1 > layout.MAX_METHOD_ID):
@@ -569,25 +602,22 @@ def _checked_columns(t: _Collector) -> StaticColumns:
     claimed = np.repeat(m_id, m_pages) + (np.arange(int(m_pages.sum())) - np.repeat(np.cumsum(m_pages) - m_pages, m_pages))
     if len(np.unique(claimed)) != len(claimed):
         raise _Unusual("a method id used twice")
-    b_start = _ints(blocks, "start", -1, MAX_CODE_OFFSET + 1, "-1")
-    b_end = _ints(blocks, "end", -1, MAX_CODE_OFFSET + 1, "-1")
-    s_offset = _ints(t.sites, "offset", -1, MAX_CODE_OFFSET, "-1")
-    h_word = _ints(t.handlers, "basic_block_id", -1, MAX_BLOCK_WORD, "-1")
-    m_class = c_id[np.array(t.method_class, np.int64)] if methods else c_id[:0]
+    m_class = c_id[np.array(t.method_class, np.int64)] if len(m_id) else c_id[:0]
     return StaticColumns(
         problems=[],
-        c_id=c_id, c_name=c_name, c_loader=_values(classes, "loader", ""),
-        c_super=_values(classes, "super", ""), c_source=_values(classes, "source_file", ""),
-        c_jdk=_flags(classes, "jdk"), c_hidden=_flags(classes, "hidden"), c_instrumented=_flags(classes, "instrumented"),
+        c_id=c_id, c_name=c_name, c_loader=classes["loader"], c_super=classes["super"],
+        c_source=classes["source_file"], c_jdk=_flags(classes["jdk"]), c_hidden=_flags(classes["hidden"]),
+        c_instrumented=_flags(classes["instrumented"]),
         m_id=m_id, m_class=m_class, m_name=m_name, m_desc=m_desc,
-        m_native=_flags(methods, "native"), m_abstract=_flags(methods, "abstract"),
-        m_intrinsic=_flags(methods, "intrinsic"),
-        m_instrumented=[v in ("true", "method-only") for v in _values(methods, "instrumented")],
-        m_static=_flags(methods, "static"), m_blocks=have, m_pages=m_pages,
-        b_method=b_method, b_start=b_start, b_end=b_end,
-        b_lines=_values(blocks, "lines", ""), b_metrics=_values(blocks, "metrics", ""),
-        s_block=np.array(t.site_block, np.int64), s_call=_values(t.sites, "call", ""), s_type=_values(t.sites, "type", ""),
-        s_offset=s_offset, h_block=np.array(t.handler_block, np.int64), h_word=h_word,
-        h_type=_values(t.handlers, "type"),
+        m_native=_flags(methods["native"]), m_abstract=_flags(methods["abstract"]),
+        m_intrinsic=_flags(methods["intrinsic"]),
+        m_instrumented=[v in ("true", "method-only") for v in methods["instrumented"]],
+        m_static=_flags(methods["static"]), m_blocks=have, m_pages=m_pages,
+        b_method=b_method, b_start=_ints(blocks["start"], "start", -1, MAX_CODE_OFFSET + 1),
+        b_end=_ints(blocks["end"], "end", -1, MAX_CODE_OFFSET + 1), b_lines=blocks["lines"], b_metrics=blocks["metrics"],
+        s_block=np.array(t.site_block, np.int64), s_call=sites["call"], s_type=sites["type"],
+        s_offset=_ints(sites["offset"], "offset", -1, MAX_CODE_OFFSET),
+        h_block=np.array(t.handler_block, np.int64),
+        h_word=_ints(handlers["basic_block_id"], "basic_block_id", -1, MAX_BLOCK_WORD), h_type=handlers["type"],
         instructions={g: text for g, text in t.instructions.items() if text},
     )
