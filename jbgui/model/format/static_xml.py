@@ -413,20 +413,22 @@ _KEPT = {
     "call_site": (("call", ""), ("type", ""), ("offset", "-1")),
     "exception_handler": (("basic_block_id", "-1"), ("type", None)),
 }
-_FLUSH_EVERY = 1 << 16     # elements' attribute dicts held before they become columns
+_FLUSH_EVERY = 1 << 16     # about how many elements' attribute dicts are held before they become columns
 
 
 class _Collector:
     """lxml parser target: keeps each element's attributes (no tree, no element objects, which
     cost most of the record reader's time) and checks that elements sit where the format puts
-    them. Attribute dicts are turned into columns of strings every ``_FLUSH_EVERY`` elements
-    (a dict costs several times its strings: held for a whole file, they doubled the peak)."""
+    them. Attribute dicts are turned into columns of strings between classes, once about
+    ``_FLUSH_EVERY`` are held (a dict costs several times its strings: held for a whole file,
+    they doubled the peak)."""
 
     def __init__(self):
         self.stack: list[str] = []
         self.pending: dict[str, list[dict]] = {kind: [] for kind in _KEPT}
+        self._classes, self._methods, self._blocks = self.pending["class"], self.pending["method"], self.pending["basic_block"]
+        self._sites, self._handlers = self.pending["call_site"], self.pending["exception_handler"]
         self.columns: dict[str, dict[str, list]] = {kind: {name: [] for name, _ in kept} for kind, kept in _KEPT.items()}
-        self.held = 0
         self.method_class: list[int] = []
         self.block_method: list[int] = []
         self.site_block: list[int] = []
@@ -443,32 +445,30 @@ class _Collector:
             raise _Unusual(f"<{tag}> inside <{parent}>")
         stack.append(tag)
         if tag == "call_site":
-            self.pending["call_site"].append(attrib)
+            self._sites.append(attrib)
             self.site_block.append(self.n_blocks - 1)
         elif tag == "basic_block":
-            self.pending["basic_block"].append(attrib)
+            self._blocks.append(attrib)
             self.block_method.append(self.n_methods - 1)
             self.n_blocks += 1
         elif tag == "method":
-            self.pending["method"].append(attrib)
+            self._methods.append(attrib)
             self.method_class.append(self.n_classes - 1)
             self.n_methods += 1
         elif tag == "exception_handler":
-            self.pending["exception_handler"].append(attrib)
+            self._handlers.append(attrib)
             self.handler_block.append(self.n_blocks - 1)
         elif tag == "class":
-            self.pending["class"].append(attrib)
+            # Between classes: the dicts held so far become columns once there are many.
+            if len(self._sites) + len(self._blocks) + len(self._methods) >= _FLUSH_EVERY:
+                self.flush()
+            self._classes.append(attrib)
             self.n_classes += 1
         elif tag == "instructions":
             if self.n_blocks - 1 in self.instructions:
                 raise _Unusual("two <instructions> in a block")
             self._text = []
             self.instructions[self.n_blocks - 1] = ""
-        else:
-            return
-        self.held += 1
-        if self.held >= _FLUSH_EVERY:
-            self.flush()
 
     def flush(self):
         for kind, dicts in self.pending.items():
@@ -477,7 +477,6 @@ class _Collector:
                 for name, default in _KEPT[kind]:
                     columns[name] += _values(dicts, name, default)
                 dicts.clear()
-        self.held = 0
 
     def end(self, tag):
         self.stack.pop()
