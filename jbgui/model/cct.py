@@ -47,7 +47,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from jbgui.model import clock_times, derived
+from jbgui.model import derived
 from jbgui.model import replay_kernel as K
 from jbgui.model import store as S
 from jbgui.model.replay import Cancelled
@@ -577,11 +577,10 @@ class _Builder:
 
         def spans_of(cols) -> np.ndarray:
             # a call's time: from its first event to its last (a native that blocked: its wait,
-            # measured by the clock's stamps; see Axis.weight_rows), else events
+            # measured by the clock's stamps; see Axis.weight_rows and weight_spans), else events
             first, last = cols["first"], cols["last"]
             if axis is not None and len(axis) >= 2:
-                start, end = axis.weight_rows(first, last, cols["flags"])
-                return clock_times.block_spans(start, end, axis.pos, axis.nanos)
+                return axis.weight_spans(first, last, cols["flags"])
             return np.maximum(last.astype(np.int64) - first, 0)
 
         def prepared(lo: int, hi: int):
