@@ -41,6 +41,7 @@ one local tree behind it.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -982,14 +983,59 @@ def _parents_from_gaps(gap, out):  # pragma: no cover - numba
     return -1
 
 
+# The run's trees being written, by file: saved on a thread of their own once built (compressing
+# them took 1.1-1.6 s on javac's 12.9 M contexts, which the views need not wait for). Written to a
+# temporary name and renamed (store.save_columns): a reader meets the whole file or none. Anything
+# that reads, asks for or removes the file first waits for its save (:func:`saved`); the threads
+# are not daemons, so a process that exits finishes writing first.
+_saving: dict[Path, threading.Thread] = {}
+_saving_lock = threading.Lock()
+
+
+def _save_in_background(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    with _saving_lock:
+        earlier = _saving.get(path)
+
+        def save() -> None:
+            try:
+                if earlier is not None:
+                    earlier.join()      # one writer of a file at a time: the later trees are kept
+                S.save_columns(path, arrays)
+            except OSError:
+                pass            # not kept: built again next time
+            finally:
+                with _saving_lock:
+                    if _saving.get(path) is thread:
+                        del _saving[path]
+        thread = threading.Thread(target=save, name=f"save {path.name}")
+        _saving[path] = thread
+        thread.start()
+
+
+def saved(cache_dir: Path | None) -> None:
+    """Wait until the run's trees being saved in ``cache_dir`` are written (at once when none are)."""
+    if cache_dir is None:
+        return
+    with _saving_lock:
+        thread = _saving.get(Path(cache_dir) / f"{RUN_FILE}.zst")
+    if thread is not None:
+        thread.join()
+
+
 def is_stored(cache_dir: Path | None) -> bool:
-    """Whether the run's trees are kept in ``cache_dir`` (the replay's directory)."""
-    return cache_dir is not None and (Path(cache_dir) / f"{RUN_FILE}.zst").is_file()
+    """Whether the run's trees are kept in ``cache_dir`` (the replay's directory), or being saved there."""
+    if cache_dir is None:
+        return False
+    with _saving_lock:
+        if Path(cache_dir) / f"{RUN_FILE}.zst" in _saving:
+            return True
+    return (Path(cache_dir) / f"{RUN_FILE}.zst").is_file()
 
 
 def forget(cache_dir: Path | None) -> None:
-    """Drop the run's trees kept in ``cache_dir``."""
+    """Drop the run's trees kept in ``cache_dir`` (once any save there is done)."""
     if cache_dir is not None:
+        saved(cache_dir)
         (Path(cache_dir) / f"{RUN_FILE}.zst").unlink(missing_ok=True)
 
 
@@ -997,10 +1043,11 @@ def for_run(threads, cache_dir: Path | None, progress=None, cancelled=None, stat
     """The run's trees (:class:`RunTrees`) of ``threads`` (every :class:`~jbgui.model.analysis.
     ThreadReplay` of the run), kept in ``cache_dir`` (the replay's directory): read when kept
     there and sound (keys checked against ``statics``), else built and kept. The only writer of
-    that file."""
+    that file, which it saves on a thread of its own (:func:`saved` waits for it)."""
     path = Path(cache_dir) / f"{RUN_FILE}.zst" if cache_dir is not None else None
     indices = {t.index for t in threads}
     if path is not None:
+        saved(cache_dir)
         for old in _OLD_RUN_FILES:
             (Path(cache_dir) / f"{old}.zst").unlink(missing_ok=True)
         for t in threads:       # per-thread files of earlier versions: read no more
@@ -1014,10 +1061,7 @@ def for_run(threads, cache_dir: Path | None, progress=None, cancelled=None, stat
             pass        # missing, damaged or of another version: built again
     run, arrays = build_run(threads, progress, cancelled)
     if path is not None:
-        try:
-            S.save_columns(path, arrays)
-        except OSError:
-            pass
+        _save_in_background(path, arrays)
     return run
 
 

@@ -52,6 +52,7 @@ def test_a_damaged_tree_file_is_rebuilt(trace, damage):
     MT.forget_cached(analysis)
     expected, per_thread = summary(MT.run_tree(analysis)), thread_summaries(analysis)
     path = analysis.cache_dir / f"{CCT.RUN_FILE}.zst"
+    CCT.saved(analysis.cache_dir)       # saved on a thread of its own
     assert path.is_file()
     if damage == "parent not an earlier node":
         rewrite(path, lambda a: a["parent_gap"].__setitem__(len(a["parent_gap"]) // 2, -3))
@@ -81,7 +82,8 @@ def test_a_damaged_tree_file_is_rebuilt(trace, damage):
     again = Analysis.open(trace)
     assert summary(MT.run_tree(again)) == expected
     assert thread_summaries(again) == per_thread
-    # rebuilt and kept again
+    # rebuilt and kept again (once its save is done)
+    CCT.saved(again.cache_dir)
     assert CCT._from_file(S.ColumnFile(path), {t.index for t in again.threads}, again.statics) is not None
 
 
@@ -119,3 +121,23 @@ def test_the_kept_same_key_ancestors_are_the_trees_own(trace):
     omc = read.remerge(visible=read.key != read.key[0])
     ref = plain.remerge(visible=plain.key != plain.key[0])
     assert np.array_equal(omc.parent, ref.parent) and np.array_equal(omc.calls, ref.calls)
+
+
+def test_the_trees_are_saved_on_a_thread_of_their_own(trace, monkeypatch):
+    """The run's trees are saved on a thread of their own once built: whoever opens the trace
+    next reads them (after the save), not builds them again; forgetting them waits for the save,
+    so no file is left behind."""
+    analysis = Analysis.open(trace)
+    MT.forget_cached(analysis)
+    expected = summary(MT.run_tree(analysis))
+    assert CCT.is_stored(analysis.cache_dir)
+    with monkeypatch.context() as m:
+        m.setattr(CCT, "build_run", lambda *a, **k: pytest.fail("built again"))
+        assert summary(MT.run_tree(Analysis.open(trace))) == expected
+    again = Analysis.open(trace)
+    MT.forget_cached(again)
+    MT.run_tree(again)
+    MT.forget_cached(again)             # the save just begun
+    CCT.saved(again.cache_dir)
+    assert not (again.cache_dir / f"{CCT.RUN_FILE}.zst").exists()
+    assert not CCT.is_stored(again.cache_dir)
