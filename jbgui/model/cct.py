@@ -986,10 +986,23 @@ def _parents_from_gaps(gap, out):  # pragma: no cover - numba
 # The run's trees being written, by file: saved on a thread of their own once built (compressing
 # them took 1.1-1.6 s on javac's 12.9 M contexts, which the views need not wait for). Written to a
 # temporary name and renamed (store.save_columns): a reader meets the whole file or none. Anything
-# that reads, asks for or removes the file first waits for its save (:func:`saved`); the threads
-# are not daemons, so a process that exits finishes writing first.
+# that reads, asks for or removes the file first waits for its save (:func:`saved`); the saves
+# are waited for when the process exits (before thread pools refuse work: store.save_columns
+# compresses on a pool).
 _saving: dict[Path, threading.Thread] = {}
 _saving_lock = threading.Lock()
+
+
+def _finish_saves() -> None:
+    with _saving_lock:
+        pending = list(_saving.values())
+    for thread in pending:
+        thread.join()
+
+
+# threading's exit hooks run last registered first: this one before concurrent.futures' (imported
+# above), which stops every pool from taking work (the interpreter's own atexit runs after both)
+threading._register_atexit(_finish_saves)
 
 
 def _save_in_background(path: Path, arrays: dict[str, np.ndarray]) -> None:

@@ -141,3 +141,22 @@ def test_the_trees_are_saved_on_a_thread_of_their_own(trace, monkeypatch):
     CCT.saved(again.cache_dir)
     assert not (again.cache_dir / f"{CCT.RUN_FILE}.zst").exists()
     assert not CCT.is_stored(again.cache_dir)
+
+
+def test_a_process_that_exits_at_once_finishes_saving_the_trees(trace):
+    """The save on its own thread is finished when the process exits right after the build (the
+    thread pools it compresses on stop taking work at exit: it must be done before)."""
+    import subprocess
+    import sys
+    analysis = Analysis.open(trace)
+    MT.forget_cached(analysis)
+    path = analysis.cache_dir / f"{CCT.RUN_FILE}.zst"
+    assert not path.exists()
+    # the save held back a little: the process is exiting when it starts
+    code = ("import sys, time; from jbgui.model.analysis import Analysis; from jbgui.model import merged_tree as MT; "
+            "from jbgui.model import store as S; save = S.save_columns; "
+            "S.save_columns = lambda *a: (time.sleep(0.5), save(*a)); "
+            "MT.run_tree(Analysis.open(sys.argv[1]))")
+    done = subprocess.run([sys.executable, "-c", code, str(trace)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert CCT._from_file(S.ColumnFile(path), {t.index for t in analysis.threads}, analysis.statics) is not None
