@@ -201,7 +201,23 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
             status = -1
             break
         if own_mode:
-            _close_to(d, st, loc, pend)
+            # close the open calls at depth d and above (:func:`_close_to`'s lines, repeated: numba
+            # does not inline a helper taking arrays, and this runs once per row)
+            top = st[height, 0]
+            while top > d:
+                top -= 1
+                incl = st[top, 4] if st[top, 3] else st[top, 2]
+                if st[top, 1] == _IN_LOCAL:
+                    loc[st[top, 0], _L_BC] += incl
+                else:
+                    listed = pend[len(pend) - 1, 0]
+                    pend[listed, 0] = st[top, 1]
+                    pend[listed, 1] = st[top, 0]
+                    pend[listed, 2] = incl
+                    pend[len(pend) - 1, 0] = listed + 1
+                if top > 0:
+                    st[top - 1, 2] += incl
+            st[height, 0] = top
         if flags[r] & synthetic_mask:
             key = SYNTHETIC_KEY + np.int64(site[r])
         else:
@@ -796,14 +812,14 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
         rows[t.index] = len(got["forest"])
         weights[t.index] = got["weights"]
     parent, key, _depth = builder.forest()
-    parent, key = _narrow(parent), _narrow(key)
-    same_key = same_key_ancestor(parent, key)
-    for index in rows:
-        ids = forest_ids[index]
-        columns = _columns(weights[index])
-        weights[index] = {name: values if name in _WIDE else _narrow(values) for name, values in columns.items()}
-        # the first thread built made the forest's first nodes, in order: no list of them kept
-        forest_ids[index] = None if index == next(iter(rows)) else _narrow(ids)
+    # the same-key ancestors on a thread of their own meanwhile (0.4 s on javac's 12.9 M contexts;
+    # the rest below takes longer, on this thread)
+    with ThreadPoolExecutor(1) as pool:
+        same = pool.submit(lambda p, k: _narrow(same_key_ancestor(p, k)), parent, key)
+        parent, key = _narrow(parent), _narrow(key)
+        parent_gap = _narrow(np.arange(len(parent), dtype=np.int64) - parent)
+        _post_threads(rows, forest_ids, weights)
+        same_key = same.result()
 
     def read(index: int, out=None) -> dict[str, np.ndarray]:
         w = weights[index]
@@ -812,8 +828,7 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
         for name, values in out.items():
             values[:] = w[name]
         return out
-    arrays = {"parent_gap": _narrow(np.arange(len(parent), dtype=np.int64) - parent), "key": key,
-              "threads": np.array(sorted(rows), np.int64), "same_key": _narrow(same_key)}
+    arrays = {"parent_gap": parent_gap, "key": key, "threads": np.array(sorted(rows), np.int64), "same_key": same_key}
     for index in rows:
         if forest_ids[index] is not None:
             arrays[f"t{index}.forest"] = forest_ids[index]
@@ -822,6 +837,16 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
 
 
 _WIDE = ("calls", "incl_bytecodes", "incl_blocks", "incl_time")     # sums: always 64 bits
+
+
+def _post_threads(rows: dict, forest_ids: dict, weights: dict) -> None:
+    """Each thread's weights as columns (narrowed where they may be) and its forest nodes narrowed,
+    in place; the first thread built made the forest's first nodes, in order: no list of them kept."""
+    for index in rows:
+        ids = forest_ids[index]
+        columns = _columns(weights[index])
+        weights[index] = {name: values if name in _WIDE else _narrow(values) for name, values in columns.items()}
+        forest_ids[index] = None if index == next(iter(rows)) else _narrow(ids)
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
