@@ -107,7 +107,7 @@ LOCAL_NODES = 1 << 20
 # merged into the local tree: a queue deeper than the threads lets the decoders use a core the
 # builder leaves idle while it waits for the merger or is descheduled (about 12 MB a piece).
 DECODERS = 2
-AHEAD = 2
+AHEAD = 6
 
 
 def _rows(n: int) -> np.ndarray:
