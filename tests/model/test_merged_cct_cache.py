@@ -160,3 +160,17 @@ def test_a_process_that_exits_at_once_finishes_saving_the_trees(trace):
     done = subprocess.run([sys.executable, "-c", code, str(trace)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and not done.stderr, done.stderr
     assert CCT._from_file(S.ColumnFile(path), {t.index for t in analysis.threads}, analysis.statics) is not None
+
+
+def test_the_forest_made_with_the_trees_equals_the_one_summed_from_the_threads(trace):
+    """The forest's weights gathered with the first thread's columns when the trees are built are
+    the threads' weights summed, as computed from the kept trees (same values, same types)."""
+    analysis = Analysis.open(trace)
+    run, _arrays = CCT.build_run(analysis.threads)
+    made = run.forest_tree()
+    summed = run.forest_tree()          # the first is given once: this one is summed
+    assert made[0] is not summed[0]
+    for a, b in zip(made, summed):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    assert made[1].flags.f_contiguous and summed[1].flags.f_contiguous
+    assert len(run.forest_ids) > 1     # threads besides the first were added
