@@ -559,12 +559,29 @@ class _Builder:
         table twice, when they fill: every growth copies them and rehashes the table at a cache
         miss a node)."""
         capacity = 1 << max(12, int(capacity) - 1).bit_length()
-        self.gt = np.full(4 * capacity, _EMPTY, np.int64)       # pairs, half full at most
+        # the forest's table (pairs, half full at most) is filled on a thread of its own: the
+        # first merge needs it, not the first rows (javac: 512 MB, 0.25 s of page faults that
+        # the build waited for before decoding a row)
+        self._gt = None
+        filler = ThreadPoolExecutor(1)
+        self._gt_filled = filler.submit(np.full, 4 * capacity, _EMPTY, np.int64)
+        filler.shutdown(wait=False)     # its one task still runs
         self.f = [np.empty(capacity, np.int64) for _ in range(3)]      # parent, key, depth
         self.f_count = np.zeros(1, np.int64)
         # forest node -> node of the current thread, made for the second thread (the first
         # thread's nodes are the forest's)
         self.tmap = np.zeros(0, np.int64)
+
+    @property
+    def gt(self) -> np.ndarray:
+        if self._gt is None:
+            self._gt = self._gt_filled.result()
+            self._gt_filled = None
+        return self._gt
+
+    @gt.setter
+    def gt(self, table: np.ndarray) -> None:
+        self._gt = table
 
     def forest(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m = int(self.f_count[0])
