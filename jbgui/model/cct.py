@@ -29,9 +29,9 @@ keeps them; see :mod:`jbgui.model.store`) through a stack of the open calls that
 blocks: a call's inclusive count is its own plus its callees', known when it ends, or its patch (a
 call still open when its block was written).
 
-**Three threads.** One decodes the next block of rows, one merges rows into a local tree, and one
-merges the full local tree before into the thread's tree and the forest (two local trees take
-turns). The builder of a local tree never touches the thread's tree: a call it closes that
+**Three stages.** Two threads decode the next blocks of rows (:data:`AHEAD` of them), one merges
+rows into a local tree, and one merges the full local tree before into the thread's tree and the
+forest (two local trees take turns). The builder of a local tree never touches the thread's tree: a call it closes that
 belongs to the thread's tree or to the local tree being merged leaves its inclusive count in a
 short list (:func:`_close_to`) that the merger adds; a node whose parent is in the local tree being
 merged names that parent by its number there (resolved by the merger through the earlier tree's
@@ -868,6 +868,15 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
     """Every thread's tree and the forest, from their call tables (see :func:`compute`), and the
     arrays to keep. The thread of most calls first: its nodes are the forest's first, in order,
     kept as such (no list of forest nodes)."""
+    run, arrays = _build_run(threads, progress, cancelled)
+    return run, arrays()
+
+
+def _build_run(threads, progress=None, cancelled=None):
+    """:func:`build_run`, the arrays to keep given as a function: the first thread's columns are
+    gathered from its node rows when first asked for (by the save, on its own thread, or a reader
+    of that thread's weights), not before the merged tree can be had (the forest's weights are
+    gathered from the rows at once)."""
     total = sum(len(t.calls) for t in threads)
     builder = _Builder(min(MAX_GUESS, total // GUESS_CALLS_PER_CONTEXT))
     before = 0
@@ -895,66 +904,87 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
             parent_gap = _narrow(np.arange(len(parent), dtype=np.int64) - parent)
         forest = _post_threads(rows, forest_ids, weights, len(parent))
         same_key = same.result()
+    first = next(iter(rows), None)
+    first_rows = weights.pop(first) if first is not None else None
+    lock = threading.Lock()
+
+    def columns(index: int) -> dict[str, np.ndarray]:
+        """A thread's weight columns (the first thread's gathered from its rows when first asked
+        for; the rows are let go then)."""
+        nonlocal first_rows
+        with lock:
+            if index not in weights:
+                weights[index] = _thread_columns(first_rows)
+                first_rows = None
+            return weights[index]
 
     def read(index: int, out=None) -> dict[str, np.ndarray]:
-        w = weights[index]
+        w = columns(index)
         if out is None:
             return w
         for name, values in out.items():
             values[:] = w[name]
         return out
-    arrays = {"parent_gap": parent_gap, "key": key, "threads": np.array(sorted(rows), np.int64), "same_key": same_key}
-    for index in rows:
-        if forest_ids[index] is not None:
-            arrays[f"t{index}.forest"] = forest_ids[index]
-        arrays.update({f"t{index}.{name}": values for name, values in weights[index].items()})
-    return RunTrees(parent, key, forest_ids, rows, read, lambda i, name: weights[i][name].dtype, same_key,
+
+    def arrays() -> dict[str, np.ndarray]:
+        got = {"parent_gap": parent_gap, "key": key, "threads": np.array(sorted(rows), np.int64), "same_key": same_key}
+        for index in rows:
+            if forest_ids[index] is not None:
+                got[f"t{index}.forest"] = forest_ids[index]
+            got.update({f"t{index}.{name}": values for name, values in columns(index).items()})
+        return got
+    return RunTrees(parent, key, forest_ids, rows, read, lambda i, name: columns(i)[name].dtype, same_key,
                     forest), arrays
+
+
+def _thread_columns(w: np.ndarray) -> dict[str, np.ndarray]:
+    """A thread's node rows as :data:`WEIGHTS` columns, flags and exception counts narrowed to 32
+    bits when they fit (each on its own)."""
+    m = len(w)
+    columns = {name: np.empty(m, np.int64 if name in _WIDE else np.int32) for name in WEIGHTS}
+    if not _gather_run(w, *columns.values(), *_NO_FOREST):     # a flag or count beyond 32 bits
+        columns = {name: values if name in _WIDE else _narrow(values) for name, values in _columns(w).items()}
+    return columns
 
 
 _WIDE = ("calls", "incl_bytecodes", "incl_blocks", "incl_time")     # sums: always 64 bits
 
 
 def _post_threads(rows: dict, forest_ids: dict, weights: dict, n: int):
-    """Each thread's weights as columns (narrowed where they may be) and its forest nodes narrowed,
-    in place; the first thread built made the forest's first nodes, in order: no list of them kept.
-    Returns the forest's weights as :meth:`RunTrees.forest_tree` gives them, the first thread's
-    gathered into them in the same pass as into its columns (its node rows read once: 0.3 s less
-    on javac's 12.9 M contexts than a copy later), or None when a column does not fit that pass."""
-    forest = None
+    """The forest's weights as :meth:`RunTrees.forest_tree` gives them, the first thread's gathered
+    from its node rows (it made the forest's first nodes, in order: no list of them kept) and the
+    others' added; or None when a flag or exception count does not fit 32 bits (then forest_tree
+    sums them when asked). The other threads' weights become columns and their forest nodes are
+    narrowed, in place; the first thread's rows stay as they are."""
     first = next(iter(rows), None)
+    if first is None:
+        return None
+    forest = (np.empty(n, np.int64), np.empty((n, 3), np.int64, order="F"), np.empty((n, 2), np.int32),
+              np.empty(n, np.int32))
+    fits = _gather_run(weights[first], *_NO_COLUMNS, *forest)
+    forest_ids[first] = None
     for index in rows:
-        ids = forest_ids[index]
-        w = weights[index]
-        m = len(w)
-        columns = {name: np.empty(m, np.int64 if name in _WIDE else np.int32) for name in WEIGHTS}
-        if index == first:
-            forest = (np.empty(n, np.int64), np.empty((n, 3), np.int64, order="F"), np.empty((n, 2), np.int32),
-                      np.empty(n, np.int32))
-            fits = _gather_run(w, *columns.values(), *forest)
-        else:
-            fits = _gather_run(w, *columns.values(), *_NO_FOREST)
-        if not fits:        # a flag or exception count beyond 32 bits: as before, the forest later
-            forest = None
-            columns = _columns(w)
-            columns = {name: values if name in _WIDE else _narrow(values) for name, values in columns.items()}
-        weights[index] = columns
-        forest_ids[index] = None if index == first else _narrow(ids)
-    if forest is not None:
-        calls, incl, own, flags = forest
-        m = len(weights[first]["calls"])
-        calls[m:] = 0
-        incl[m:] = 0
-        own[m:] = 0
-        flags[m:] = 0
-        for index in rows:
-            if index != first:
-                w = weights[index]
-                _scatter(forest_ids[index], *(w[name] for name in WEIGHTS), calls, incl[:, 0], incl[:, 1],
-                         incl[:, 2], flags, own[:, 0], own[:, 1])
+        if index != first:
+            weights[index] = _thread_columns(weights[index])
+            forest_ids[index] = _narrow(forest_ids[index])
+            fits = fits and all(weights[index][name].dtype == np.int32 for name in ("thrown", "caught"))
+    if not fits:
+        return None
+    calls, incl, own, flags = forest
+    m = len(weights[first])
+    calls[m:] = 0
+    incl[m:] = 0
+    own[m:] = 0
+    flags[m:] = 0
+    for index in rows:
+        if index != first:
+            w = weights[index]
+            _scatter(forest_ids[index], *(w[name] for name in WEIGHTS), calls, incl[:, 0], incl[:, 1],
+                     incl[:, 2], flags, own[:, 0], own[:, 1])
     return forest
 
 
+_NO_COLUMNS = tuple(np.zeros(0, np.int64 if name in _WIDE else np.int32) for name in WEIGHTS)
 _NO_FOREST = (np.zeros(0, np.int64), np.zeros((0, 3), np.int64, order="F"), np.zeros((0, 2), np.int32),
               np.zeros(0, np.int32))
 
@@ -966,7 +996,8 @@ def _gather_run(rows, calls, bc, blocks, time, flags, thrown, caught, f_calls, f
     forest's columns too when they are given (the first thread's: its nodes are the forest's
     first); False as soon as a flag or count does not fit 32 bits (the columns are then unusable)."""
     forest = len(f_calls) > 0
-    for i in range(len(calls)):
+    own = len(calls) > 0
+    for i in range(len(rows) if own or forest else 0):
         fl = rows[i, _T_FLAGS]
         th = rows[i, _T_THROWN]
         ca = rows[i, _T_CAUGHT]
@@ -977,13 +1008,14 @@ def _gather_run(rows, calls, bc, blocks, time, flags, thrown, caught, f_calls, f
         b = rows[i, _T_BC]
         bl = rows[i, _T_BLOCKS]
         t = rows[i, _T_TIME]
-        calls[i] = c
-        bc[i] = b
-        blocks[i] = bl
-        time[i] = t
-        flags[i] = fl
-        thrown[i] = th
-        caught[i] = ca
+        if own:
+            calls[i] = c
+            bc[i] = b
+            blocks[i] = bl
+            time[i] = t
+            flags[i] = fl
+            thrown[i] = th
+            caught[i] = ca
         if forest:
             f_calls[i] = c
             f_incl[i, 0] = b
@@ -1197,7 +1229,8 @@ def _lower_priority() -> None:
         pass
 
 
-def _save_in_background(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def _save_in_background(path: Path, arrays) -> None:
+    """Save ``arrays()`` (made on the saving thread) as ``path``."""
     with _saving_lock:
         earlier = _saving.get(path)
 
@@ -1206,7 +1239,7 @@ def _save_in_background(path: Path, arrays: dict[str, np.ndarray]) -> None:
                 _lower_priority()
                 if earlier is not None:
                     earlier.join()      # one writer of a file at a time: the later trees are kept
-                S.save_columns(path, arrays)
+                S.save_columns(path, arrays())
             except OSError:
                 pass            # not kept: built again next time
             finally:
@@ -1265,7 +1298,7 @@ def for_run(threads, cache_dir: Path | None, progress=None, cancelled=None, stat
                 return run
         except S.CacheDamaged:
             pass        # missing, damaged or of another version: built again
-    run, arrays = build_run(threads, progress, cancelled)
+    run, arrays = _build_run(threads, progress, cancelled)
     if path is not None:
         _save_in_background(path, arrays)
     return run
