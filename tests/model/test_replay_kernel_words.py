@@ -20,6 +20,7 @@ import pytest
 from jbgui.model import layout
 from jbgui.model import replay as R
 from jbgui.model.analysis import CallTable, Flag
+from jbgui.model.format.static_xml import StaticColumns
 from jbgui.model.statics import M_IMPLICIT_ONLY, M_INSTRUMENTED, M_NATIVE, M_STATIC, _build
 
 MAIN, A, B, NAT, CLINIT = 1, 2, 3, 4, 5
@@ -52,7 +53,44 @@ def _statics():
     ]
     classes = {1: ("T", "app", "java/lang/Object", False, False, True, "T.java"),
                2: ("java/lang/IllegalStateException", "bootstrap", "", True, False, True, "")}
-    return _build(classes, methods, [])
+    return _build(_columns(classes, methods))
+
+
+def _columns(classes, methods) -> StaticColumns:
+    """The columns static.xml's reader would give for these classes and methods."""
+    cols = StaticColumns(problems=[], c_id=[], c_name=[], c_loader=[], c_super=[], c_source=[], c_jdk=[],
+                         c_hidden=[], c_instrumented=[], m_id=[], m_class=[], m_name=[], m_desc=[], m_native=[],
+                         m_abstract=[], m_intrinsic=[], m_instrumented=[], m_static=[], m_blocks=[], m_pages=[],
+                         b_method=[], b_start=[], b_end=[], b_lines=[], b_metrics=[], s_block=[], s_call=[],
+                         s_type=[], s_offset=[], h_block=[], h_word=[], h_type=[], instructions={})
+    for cid, (name, loader, sup, jdk, hidden, instr, source) in classes.items():
+        for column, value in zip(("c_id", "c_name", "c_loader", "c_super", "c_jdk", "c_hidden", "c_instrumented",
+                                  "c_source"), (cid, name, loader, sup, jdk, hidden, instr, source)):
+            getattr(cols, column).append(value)
+    for mid, cid, name, desc, flags, _n, pages, blocks in methods:
+        position = len(cols.m_id)
+        for column, value in zip(("m_id", "m_class", "m_name", "m_desc", "m_native", "m_abstract", "m_intrinsic",
+                                  "m_instrumented", "m_static", "m_blocks", "m_pages"),
+                                 (mid, cid, name, desc, bool(flags & M_NATIVE), False, False,
+                                  bool(flags & M_INSTRUMENTED), bool(flags & M_STATIC), len(blocks), pages)):
+            getattr(cols, column).append(value)
+        for _index, start, end, lines, metrics, sites, handlers, _instr in blocks:
+            g = len(cols.b_method)
+            cols.b_method.append(position)
+            cols.b_start.append(start)
+            cols.b_end.append(end)
+            cols.b_lines.append(lines)
+            cols.b_metrics.append(metrics)
+            for call, typ, offset in sites:
+                cols.s_block.append(g)
+                cols.s_call.append(call)
+                cols.s_type.append(typ)
+                cols.s_offset.append(offset)
+            for word, typ in handlers:
+                cols.h_block.append(g)
+                cols.h_word.append(word)
+                cols.h_type.append(typ)
+    return cols
 
 
 @pytest.fixture(scope="module")
