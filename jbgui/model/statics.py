@@ -367,13 +367,15 @@ def _resolve_sites(st: Statics, keys: dict[str, int]) -> None:
 
     # Sites share their calls (a class calls the same few methods many times): each distinct
     # (call, opcode) is resolved once, and the sites take its answer by index.
-    distinct: dict[tuple[str, int], int] = {}
-    which = np.array([distinct.setdefault(pair, len(distinct)) for pair in zip(st.s_call, st.s_opcode.tolist())],
-                     np.int64)
+    numbered: dict[str, int] = {}
+    call_no = np.array([numbered.setdefault(call, len(numbered)) for call in st.s_call], np.int64)
+    calls = list(numbered)
+    distinct, which = np.unique(call_no * 8 + st.s_opcode.astype(np.int64), return_inverse=True)
     kind = np.zeros(len(distinct), np.int8)
     target = np.zeros(len(distinct), np.int32)
     key_of = np.full(len(distinct), -1, np.int32)
-    for i, (call, op) in enumerate(distinct):
+    for i, code in enumerate(distinct.tolist()):
+        call, op = calls[code >> 3], code & 7
         owner, _, key = call.partition(":")
         key_of[i] = keys.get(key, -1)
         kind[i], target[i] = _site_kind(st, owner, key, op, lookup)

@@ -401,6 +401,10 @@ class _Unusual(Exception):
     """The file is not exactly what the recorder writes: the record reader takes over."""
 
 
+class _Listings(Exception):
+    """The file lists instructions: it is read again by a collector that keeps text."""
+
+
 # The attributes each element kind keeps, with the value a missing one reads as (None: required,
 # or a flag that is false).
 _KEPT = {
@@ -422,6 +426,9 @@ class _Collector:
     them. Attribute dicts are turned into columns of strings between classes, once about
     ``_FLUSH_EVERY`` are held (a dict costs several times its strings: held for a whole file,
     they doubled the peak)."""
+
+    keeps_text = False
+    met_listing = False
 
     def __init__(self):
         self.stack: list[str] = []
@@ -465,6 +472,9 @@ class _Collector:
             self._classes.append(attrib)
             self.n_classes += 1
         elif tag == "instructions":
+            if not self.keeps_text:
+                self.met_listing = True     # said again by close(), which lxml calls after this
+                raise _Listings()
             if self.n_blocks - 1 in self.instructions:
                 raise _Unusual("two <instructions> in a block")
             self._text = []
@@ -495,6 +505,8 @@ class _Collector:
         raise _Unusual("a document type declaration")
 
     def close(self):
+        if self.met_listing:
+            raise _Listings()
         if self.stack:
             raise _Unusual("the file ends inside an element")
         self.flush()
@@ -503,7 +515,10 @@ class _Collector:
 
 class _ListingCollector(_Collector):
     """A collector that also keeps the text of ``<instructions>`` (listings are optional; lxml
-    calls ``data`` for every run of whitespace when the target has it, which costs ~10 %)."""
+    calls ``data`` for every run of whitespace when the target has it, which costs ~10 %, so a
+    file is read with it only once the plain collector has met a listing)."""
+
+    keeps_text = True
 
     def start(self, tag, attrib):
         if self._text is not None:
@@ -519,15 +534,6 @@ class _ListingCollector(_Collector):
     def data(self, text):
         if self._text is not None:
             self._text.append(text)
-
-
-def _has_listings(handle, chunk: int) -> bool:
-    tail = b""
-    while data := handle.read(chunk):
-        if b"<instructions" in tail + data:
-            return True
-        tail = data[-16:]
-    return False
 
 
 def _values(dicts: list[dict], name: str, default=None) -> list:
@@ -556,16 +562,21 @@ def fast_columns(path: Path, chunk: int = 1 << 20) -> StaticColumns | None:
     no element objects; None for any other file, which the record reader then reads class by
     class (it can leave out one malformed class and keep the rest, which this one cannot)."""
     try:
-        with open_file(path) as handle:
-            target = _ListingCollector() if _has_listings(handle, chunk) else _Collector()
-            parser = etree.XMLParser(target=target, **PARSER_OPTIONS)
-            handle.seek(0)
-            while data := handle.read(chunk):
-                parser.feed(data)
-            parser.close()
-        return _checked_columns(target)
+        try:
+            return _checked_columns(_collect(path, _Collector(), chunk))
+        except _Listings:
+            return _checked_columns(_collect(path, _ListingCollector(), chunk))
     except (etree.XMLSyntaxError, _Unusual, OSError):
         return None
+
+
+def _collect(path: Path, target: _Collector, chunk: int) -> _Collector:
+    parser = etree.XMLParser(target=target, **PARSER_OPTIONS)
+    with open_file(path) as handle:
+        while data := handle.read(chunk):
+            parser.feed(data)
+        parser.close()
+    return target
 
 
 def _checked_columns(t: _Collector) -> StaticColumns:
