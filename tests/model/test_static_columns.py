@@ -150,14 +150,8 @@ def test_block_metrics_read_as_int_would(value, expected):
 
 
 def test_the_tables_are_kept_and_read_back(listed, tmp_path, monkeypatch):
-    """The first open writes the tables beside the replay (on a thread of their own); the next
-    open reads them instead of static.xml, equal."""
-    import threading
-
+    """The first open keeps the tables; the next open reads them instead of static.xml, equal."""
     first = ST.load_statics(listed.parent, tmp_path)
-    for thread in threading.enumerate():
-        if thread.name == "jbgui-statics-cache":
-            thread.join()
     kept = tmp_path / "statics.npz.zst"
     assert kept.is_file()
     parse = ST._parse
