@@ -42,6 +42,7 @@ one local tree behind it.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -1198,7 +1199,8 @@ def _parents_from_gaps(gap, out):  # pragma: no cover - numba
 
 
 # The run's trees being written, by file: saved on a thread of their own once built (compressing
-# them took 1.1-1.6 s on javac's 12.9 M contexts, which the views need not wait for). Written to a
+# them took 1.1-1.6 s on javac's 12.9 M contexts, which the views need not wait for; at a lower
+# priority than the views, which are computed meanwhile, on the same cores). Written to a
 # temporary name and renamed (store.save_columns): a reader meets the whole file or none. Anything
 # that reads, asks for or removes the file first waits for its save (:func:`saved`); the saves
 # are waited for when the process exits (before thread pools refuse work: store.save_columns
@@ -1219,6 +1221,17 @@ def _finish_saves() -> None:
 threading._register_atexit(_finish_saves)
 
 
+def _lower_priority() -> None:
+    """This thread (and the threads it starts, which inherit it) yields the cores to the views
+    computed meanwhile (Linux: a thread's nice value; elsewhere nothing changes)."""
+    if not sys.platform.startswith("linux"):
+        return      # elsewhere a thread's id is no process id: setpriority could reach another process
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
+
+
 def _save_in_background(path: Path, arrays) -> None:
     """Save ``arrays()`` (made on the saving thread) as ``path``."""
     with _saving_lock:
@@ -1226,9 +1239,7 @@ def _save_in_background(path: Path, arrays) -> None:
 
         def save() -> None:
             try:
-                # At normal priority: a lowered one made anyone waiting for the save (a reopen,
-                # saved()) wait longer whenever the cores were busy, and a thread holding the GIL
-                # while descheduled stalls every other Python thread.
+                _lower_priority()
                 if earlier is not None:
                     earlier.join()      # one writer of a file at a time: the later trees are kept
                 S.save_columns(path, arrays())
