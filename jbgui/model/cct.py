@@ -42,7 +42,6 @@ one local tree behind it.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -1224,8 +1223,6 @@ threading._register_atexit(_finish_saves)
 def _lower_priority() -> None:
     """This thread (and the threads it starts, which inherit it) yields the cores to the views
     computed meanwhile (Linux: a thread's nice value; elsewhere nothing changes)."""
-    if not sys.platform.startswith("linux"):
-        return      # elsewhere a thread's id is no process id: setpriority could reach another process
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
     except (AttributeError, OSError):
