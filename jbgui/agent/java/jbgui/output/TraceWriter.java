@@ -122,33 +122,19 @@ public final class TraceWriter implements Runnable {
         }
     };
 
-    // trace.json's counts: written only through classDescribed (one lock), read when trace.json is written
-    private static volatile int classes;
-    private static volatile int classesInstrumented;
-    private static volatile int classesNotInstrumented;
-    private static volatile int methods;
-    private static volatile boolean methodIdsExhausted;
+    // trace.json's counts of classes and method ids (largest totals reported: see DescribedCounts)
+    private static final DescribedCounts COUNTS = new DescribedCounts();
 
     /**
      * A class was described (its static.xml element queued): the counts trace.json reports. The
      * totals of classes and method ids are the registry's and the id space's at that moment.
      */
     public static void classDescribed(int classCount, int methodIds, boolean instrumented, boolean idsExhausted) {
-        // A lock of its own: shutdown holds the class's lock while it drains the queue, and a class
-        // may be described (on another thread) meanwhile.
-        synchronized (COUNTS) {
-            classes = classCount;
-            methods = methodIds;
-            if (instrumented) {
-                classesInstrumented++;
-            } else {
-                classesNotInstrumented++;
-            }
-            methodIdsExhausted |= idsExhausted;
-        }
+        // A lock of its own (the counts'): shutdown holds the class's lock while it drains the
+        // queue, and a class may be described (on another thread) meanwhile.
+        COUNTS.described(classCount, methodIds, instrumented, idsExhausted);
     }
 
-    private static final Object COUNTS = new Object();
     private static long events;
     private static long chunks;
     private static long eventBytes;
@@ -609,12 +595,12 @@ public final class TraceWriter implements Runnable {
         }
         s.append(",\n  \"event_layout\": {\"type_bits\": 2, \"method_bits\": ").append(EventLayout.METHOD_BITS)
                 .append(", \"block_bits\": ").append(EventLayout.BLOCK_BITS).append("}");
-        s.append(",\n  \"counts\": {\"threads\": ").append(threadCount).append(", \"classes\": ").append(classes)
-                .append(", \"classes_instrumented\": ").append(classesInstrumented).append(", \"methods\": ").append(methods)
+        s.append(",\n  \"counts\": {\"threads\": ").append(threadCount).append(", \"classes\": ").append(COUNTS.classes())
+                .append(", \"classes_instrumented\": ").append(COUNTS.instrumented()).append(", \"methods\": ").append(COUNTS.methods())
                 .append(", \"events\": ").append(events).append(", \"chunks\": ").append(chunks)
                 .append(", \"event_bytes\": ").append(eventBytes).append(", \"lost_events\": ").append(lostEvents).append("}");
-        s.append(",\n  \"limits\": {\"method_ids_exhausted\": ").append(methodIdsExhausted)
-                .append(", \"classes_not_instrumented\": ").append(classesNotInstrumented).append("}\n}\n");
+        s.append(",\n  \"limits\": {\"method_ids_exhausted\": ").append(COUNTS.idsExhausted())
+                .append(", \"classes_not_instrumented\": ").append(COUNTS.notInstrumented()).append("}\n}\n");
         File tmp = new File(dir, "trace.json.tmp");
         try (Writer w = new OutputStreamWriter(new FileOutputStream(tmp), StandardCharsets.UTF_8)) {
             w.write(s.toString());
