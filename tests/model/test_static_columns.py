@@ -161,3 +161,112 @@ def test_the_tables_are_kept_and_read_back(listed, tmp_path, monkeypatch):
     monkeypatch.setattr(ST, "_parse", parse)
     kept.write_bytes(kept.read_bytes()[:100])        # damaged: static.xml is read again
     assert _differences(first, ST.load_statics(listed.parent, tmp_path)) == []
+
+
+# --- static.xml read in two halves at once (static_split) -------------------------------------
+
+from jbgui.model.format import static_split as SPLIT   # noqa: E402
+
+
+def test_halves_read_exactly_what_one_pass_reads(program_runs, default_jdk, listed):
+    """Split at every share from a tenth to nine tenths: the halves, joined, are the collector of
+    one pass, and the tables built from them are equal."""
+    _, traced = program_runs("exceptions", default_jdk)
+    xml = traced.trace_dir / "static.xml"
+    one = ST._build(X.fast_columns(xml, split=None))
+    for share in (0.1, 0.3, 0.5, 0.56, 0.7, 0.9):
+        halves = SPLIT.collect_halves(xml, 1 << 16, 0, share)
+        assert halves is not None, f"{share}: not split"
+        assert _differences(ST._build(X._checked_columns(halves)), one) == [], share
+    assert _differences(ST._build(X.fast_columns(xml, split=0)), one) == []
+    # a file with listings is read in one pass (the plain collectors give way), the same tables
+    assert SPLIT.collect_halves(listed, 1 << 16, 0) is None
+    assert _differences(ST._build(X.fast_columns(listed, split=0)), ST._build(X.fast_columns(listed, split=None))) == []
+
+
+def _split_file(listed: Path, tmp_path: Path, change) -> Path:
+    """The program's static.xml without listings (so it is split), changed by ``change``."""
+    text = re.sub(r"\s*<instructions>.*?</instructions>", "", listed.read_text(), flags=re.S)
+    xml = tmp_path / "static.xml"
+    xml.write_text(change(text))
+    return xml
+
+
+@pytest.mark.parametrize("which", ["blocks count", "block order", "offset", "class id twice", "method id twice",
+                                   "entity", "cut off", "element out of place", "method without id",
+                                   "unknown element at the top"])
+def test_unusual_files_split_or_not_read_as_in_one_pass(listed, tmp_path, which):
+    xml = _split_file(listed, tmp_path, lambda text: _mutate(text, which))
+    for share in (0.2, 0.5, 0.8):
+        split, one = X.fast_columns(xml, split=0), X.fast_columns(xml, split=None)
+        assert (split is None) == (one is None), share
+        if one is not None:
+            assert _differences(ST._build(split), ST._build(one)) == []
+
+
+def _middle_class(text: str) -> int:
+    starts = [m.start() + 1 for m in re.finditer(r"\n<class ", text)]
+    assert len(starts) >= 3
+    return starts[len(starts) // 2]
+
+
+@pytest.mark.parametrize("where", ["comment", "cdata", "pi", "namespace", "doctype comment", "nested"])
+def test_a_split_that_would_read_differently_is_not_made(listed, tmp_path, where):
+    """Splitting before a line's ``<class`` is wrong inside a comment, CDATA section or processing
+    instruction, under a namespace declaration, or inside an element: the reader then reads the
+    file in one pass, with one pass's verdict. The split is aimed at that ``<class``."""
+    aim = []
+
+    def change(text: str) -> str:
+        at = _middle_class(text)
+        opening = {"comment": "<!-- a class that is not one:", "cdata": "<![CDATA[", "pi": "<?note"}.get(where)
+        closing = {"comment": " -->", "cdata": "]]>", "pi": "?>"}.get(where)
+        if opening is not None:
+            text = text[:at] + opening + text[at - 1:].replace("</class>", "</class>" + closing, 1)
+            aim.append(at + len(opening))     # the line's "<class" inside it
+            return text
+        if where == "nested":    # a class inside the class before it: out of the format
+            end = text.rindex("</class>", 0, at)
+            text = text[:end] + text[end + len("</class>"):at] + text[at:].replace("</class>", "</class></class>", 1)
+            aim.append(at - len("</class>") - 1)
+            return text
+        if where == "namespace":
+            text = text.replace("<static_information ", '<static_information xmlns="urn:x" ', 1)
+        elif where == "doctype comment":
+            text = text.replace("<static_information ", "<!-- recorded -->\n<static_information ", 1)
+        else:
+            raise AssertionError(where)
+        aim.append(_middle_class(text) - 1)
+        return text
+    xml = _split_file(listed, tmp_path, change)
+    text = xml.read_text()
+    assert text[aim[0]:aim[0] + len("\n<class ")] == "\n<class ", text[aim[0] - 40:aim[0] + 40]
+    share = len(text[:aim[0]].encode()) / xml.stat().st_size
+    assert SPLIT.collect_halves(xml, 1 << 16, 0, share) is None
+    # aimed just before the construct (the file is split before it): the same tables as one pass
+    split, one = X.fast_columns(xml, split=0), X.fast_columns(xml, split=None)
+    assert (split is None) == (one is None)
+    if one is not None:
+        assert _differences(ST._build(split), ST._build(one)) == []
+
+
+def test_a_child_that_cannot_help_leaves_one_pass(listed, tmp_path, monkeypatch):
+    """No Python to start, or a child that fails or hangs: the file is read in one pass."""
+    xml = _split_file(listed, tmp_path, lambda text: text)
+    one = ST._build(X.fast_columns(xml, split=None))
+    assert SPLIT.collect_halves(xml, 1 << 16, 0) is not None
+    monkeypatch.setattr(SPLIT, "PYTHON", str(tmp_path / "no-python"))
+    assert SPLIT.collect_halves(xml, 1 << 16, 0) is None
+    assert _differences(ST._build(X.fast_columns(xml, split=0)), one) == []
+    failing = tmp_path / "failing"
+    failing.write_text("#!/bin/sh\nexit 3\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(SPLIT, "PYTHON", str(failing))
+    assert SPLIT.collect_halves(xml, 1 << 16, 0) is None
+    hanging = tmp_path / "hanging"
+    hanging.write_text("#!/bin/sh\nexec sleep 30\n")
+    hanging.chmod(0o755)
+    monkeypatch.setattr(SPLIT, "PYTHON", str(hanging))
+    monkeypatch.setattr(SPLIT, "TIMEOUT", 0.5)
+    assert SPLIT.collect_halves(xml, 1 << 16, 0) is None
+    assert _differences(ST._build(X.fast_columns(xml, split=0)), one) == []
