@@ -29,9 +29,9 @@ keeps them; see :mod:`jbgui.model.store`) through a stack of the open calls that
 blocks: a call's inclusive count is its own plus its callees', known when it ends, or its patch (a
 call still open when its block was written).
 
-**Three threads.** One decodes the next block of rows, one merges rows into a local tree, and one
-merges the full local tree before into the thread's tree and the forest (two local trees take
-turns). The builder of a local tree never touches the thread's tree: a call it closes that
+**Three stages.** Two threads decode the next blocks of rows (:data:`AHEAD` of them), one merges
+rows into a local tree, and one merges the full local tree before into the thread's tree and the
+forest (two local trees take turns). The builder of a local tree never touches the thread's tree: a call it closes that
 belongs to the thread's tree or to the local tree being merged leaves its inclusive count in a
 short list (:func:`_close_to`) that the merger adds; a node whose parent is in the local tree being
 merged names that parent by its number there (resolved by the merger through the earlier tree's
@@ -41,13 +41,15 @@ one local tree behind it.
 
 from __future__ import annotations
 
+import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numba
 import numpy as np
 
-from jbgui.model import clock_times, derived
+from jbgui.model import derived
 from jbgui.model import replay_kernel as K
 from jbgui.model import store as S
 from jbgui.model.replay import Cancelled
@@ -101,8 +103,11 @@ MAX_GUESS = 1 << 24             # ... at most (a table of 512 MB, rows resident 
 # javac's trace, thread CPU at load 8: 64 K nodes 3.2 s local + 3.8 s merging 13.5 M nodes, 256 K
 # 3.5 + 2.0 s for 9.5 M, 1 M 3.7 + 1.6 s for 6.7 M). A local tree lives across pieces of rows.
 LOCAL_NODES = 1 << 20
-# Pieces of rows decoded at once, ahead of the one being merged, each on its own thread.
+# Threads decoding pieces of rows, and pieces decoded (or being decoded) ahead of the one being
+# merged into the local tree: a queue deeper than the threads lets the decoders use a core the
+# builder leaves idle while it waits for the merger or is descheduled (about 12 MB a piece).
 DECODERS = 2
+AHEAD = 6
 
 
 def _rows(n: int) -> np.ndarray:
@@ -200,7 +205,23 @@ def _local_rows(method, site, flags, depth, bc, blocks, spans, synthetic_mask, o
             status = -1
             break
         if own_mode:
-            _close_to(d, st, loc, pend)
+            # close the open calls at depth d and above (:func:`_close_to`'s lines, repeated: numba
+            # does not inline a helper taking arrays, and this runs once per row)
+            top = st[height, 0]
+            while top > d:
+                top -= 1
+                incl = st[top, 4] if st[top, 3] else st[top, 2]
+                if st[top, 1] == _IN_LOCAL:
+                    loc[st[top, 0], _L_BC] += incl
+                else:
+                    listed = pend[len(pend) - 1, 0]
+                    pend[listed, 0] = st[top, 1]
+                    pend[listed, 1] = st[top, 0]
+                    pend[listed, 2] = incl
+                    pend[len(pend) - 1, 0] = listed + 1
+                if top > 0:
+                    st[top - 1, 2] += incl
+            st[height, 0] = top
         if flags[r] & synthetic_mask:
             key = SYNTHETIC_KEY + np.int64(site[r])
         else:
@@ -424,25 +445,66 @@ _COLUMNS = ("depth", "method", "call_site", "flags", "first", "last", "incl_bloc
 
 def _stored_reader(calls):
     """For a call table read from the analysis store, block by block: ``read(lo, hi)`` gives the
-    rows' columns with the bytecodes as the store keeps them (own counts, and the patched rows'
-    inclusive counts); None for columns held in memory (a row selection, a decoded table)."""
+    rows' columns (``lo``, ``hi``: one of the store's blocks, as :func:`_pieces` gives them) with the
+    bytecodes as the store keeps them (own counts, and the patched rows' inclusive counts); None for
+    columns held in memory (a row selection, a decoded table). Each column's file is opened once
+    and its blocks read where they lie (what ``decode_rows`` does for one block, without opening
+    the file and finding the block again each time: 0.6 s of CPU, with the GIL held, on javac's
+    865 blocks of eight columns); ``close()`` closes the files."""
     stored = getattr(calls, "_stored", None)
     if stored is None or calls.is_decoded("depth"):
         return None
     prow, pval = stored.patches.get("incl_bytecodes", (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+    starts = np.asarray(stored.starts, np.int64)
+    block_of = {int(lo): b for b, lo in enumerate(starts[:-1].tolist())}
+    files: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def frame(name: str, b: int) -> bytes:
+        with lock:
+            fd = files.get(name)
+            if fd is None:
+                try:
+                    fd = files[name] = S._nofollow(stored.directory / f"{name}.zst", os.O_RDONLY)
+                except OSError as error:
+                    raise S.CacheDamaged(f"{stored.directory / name}.zst: {error.strerror or error}") from error
+        offsets = stored.frames[name]
+        at, size = int(offsets[b]), int(offsets[b + 1] - offsets[b])
+        data = os.pread(fd, size, at)
+        if len(data) != size:
+            raise S.CacheDamaged(f"{stored.directory / name}.zst: cut off in block {b}")
+        return data
+
+    def column(name: str, b: int, lo: int, hi: int, ref=None) -> np.ndarray:
+        out = np.empty(hi - lo, stored.dtypes[name])
+        stored._decode_into(name, frame(name, b), out, 0, hi - lo, ref)
+        stored._patch(name, out, lo, hi)
+        S._check_range(name, out, len(out), stored.directory)
+        return out
 
     def read(lo: int, hi: int) -> dict[str, np.ndarray]:
-        cols = {"depth": stored.decode_rows("depth", lo, hi), "method": stored.decode_rows("method", lo, hi),
-                "call_site": stored.decode_rows("call_site", lo, hi)}
-        cols["flags"] = stored.decode_rows("flags", lo, hi, ref=cols["call_site"])
-        cols["first"] = stored.decode_rows("first", lo, hi)
-        cols["last"] = stored.decode_rows("last", lo, hi, ref=cols["first"])
-        cols["incl_blocks"] = stored.decode_rows("incl_blocks", lo, hi)
-        cols["bc"] = stored._own_block("incl_bytecodes", lo, hi)
-        a, b = np.searchsorted(prow, [lo, hi])
-        cols["patch_rows"] = np.asarray(prow[a:b], np.int64) - lo
-        cols["patch_values"] = np.asarray(pval[a:b], np.int64)
+        b = block_of.get(lo)
+        if b is None or int(starts[b + 1]) != hi:
+            raise ValueError(f"rows {lo}..{hi} are not a block of the store")
+        cols = {"depth": column("depth", b, lo, hi), "method": column("method", b, lo, hi),
+                "call_site": column("call_site", b, lo, hi)}
+        cols["flags"] = column("flags", b, lo, hi, ref=cols["call_site"])
+        cols["first"] = column("first", b, lo, hi)
+        cols["last"] = column("last", b, lo, hi, ref=cols["first"])
+        cols["incl_blocks"] = column("incl_blocks", b, lo, hi)
+        cols["bc"] = np.empty(hi - lo, stored.dtypes["incl_bytecodes"])      # own counts: not patched
+        stored._decode_into("incl_bytecodes", frame("incl_bytecodes", b), cols["bc"], 0, hi - lo, None)
+        a, z = np.searchsorted(prow, [lo, hi])
+        cols["patch_rows"] = np.asarray(prow[a:z], np.int64) - lo
+        cols["patch_values"] = np.asarray(pval[a:z], np.int64)
         return cols
+
+    def close() -> None:
+        with lock:
+            for fd in files.values():
+                os.close(fd)
+            files.clear()
+    read.close = close
     return read
 
 
@@ -497,12 +559,29 @@ class _Builder:
         table twice, when they fill: every growth copies them and rehashes the table at a cache
         miss a node)."""
         capacity = 1 << max(12, int(capacity) - 1).bit_length()
-        self.gt = np.full(4 * capacity, _EMPTY, np.int64)       # pairs, half full at most
+        # the forest's table (pairs, half full at most) is filled on a thread of its own: the
+        # first merge needs it, not the first rows (javac: 512 MB, 0.25 s of page faults that
+        # the build waited for before decoding a row)
+        self._gt = None
+        filler = ThreadPoolExecutor(1)
+        self._gt_filled = filler.submit(np.full, 4 * capacity, _EMPTY, np.int64)
+        filler.shutdown(wait=False)     # its one task still runs
         self.f = [np.empty(capacity, np.int64) for _ in range(3)]      # parent, key, depth
         self.f_count = np.zeros(1, np.int64)
         # forest node -> node of the current thread, made for the second thread (the first
         # thread's nodes are the forest's)
         self.tmap = np.zeros(0, np.int64)
+
+    @property
+    def gt(self) -> np.ndarray:
+        if self._gt is None:
+            self._gt = self._gt_filled.result()
+            self._gt_filled = None
+        return self._gt
+
+    @gt.setter
+    def gt(self, table: np.ndarray) -> None:
+        self._gt = table
 
     def forest(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m = int(self.f_count[0])
@@ -577,11 +656,10 @@ class _Builder:
 
         def spans_of(cols) -> np.ndarray:
             # a call's time: from its first event to its last (a native that blocked: its wait,
-            # measured by the clock's stamps; see Axis.weight_rows), else events
+            # measured by the clock's stamps; see Axis.weight_rows and weight_spans), else events
             first, last = cols["first"], cols["last"]
             if axis is not None and len(axis) >= 2:
-                start, end = axis.weight_rows(first, last, cols["flags"])
-                return clock_times.block_spans(start, end, axis.pos, axis.nanos)
+                return axis.weight_spans(first, last, cols["flags"])
             return np.maximum(last.astype(np.int64) - first, 0)
 
         def prepared(lo: int, hi: int):
@@ -593,7 +671,7 @@ class _Builder:
         # while this one fills (zstd and the kernels release the GIL): decoding is the longest of
         # the three, and with one piece decoded ahead the builder waited for it (javac: 7 s of 21)
         with ThreadPoolExecutor(DECODERS) as pool, ThreadPoolExecutor(1) as merger:
-            ahead = [pool.submit(prepared, *piece) for piece in pieces[:DECODERS]]
+            ahead = [pool.submit(prepared, *piece) for piece in pieces[:AHEAD]]
             try:
                 for k, (lo, hi) in enumerate(pieces):
                     if cancelled is not None and cancelled():
@@ -601,8 +679,8 @@ class _Builder:
                     if progress is not None:
                         progress(rows_before + lo, total)
                     cols, spans, deepest = ahead.pop(0).result()
-                    if k + DECODERS < len(pieces):
-                        ahead.append(pool.submit(prepared, *pieces[k + DECODERS]))
+                    if k + AHEAD < len(pieces):
+                        ahead.append(pool.submit(prepared, *pieces[k + AHEAD]))
                     if deepest >= len(st) - 1:
                         grown = np.zeros((max(deepest + 1, 2 * len(st)), 5), np.int64)
                         grown[:len(st) - 1] = st[:-1]
@@ -629,6 +707,10 @@ class _Builder:
                 for future in ahead:
                     future.cancel()
                 raise
+            finally:
+                if stored is not None:
+                    pool.shutdown(wait=True)        # no decoder left reading: close the files
+                    stored.close()
         _restack(st, before)            # every open call's node is the thread's now
         if own_mode:
             pend = _pending(st)
@@ -692,7 +774,7 @@ class RunTrees:
     own arrays."""
 
     def __init__(self, parent: np.ndarray, key: np.ndarray, forest_ids: dict[int, np.ndarray | None],
-                 rows: dict[int, int], read, dtype, same_key: np.ndarray):
+                 rows: dict[int, int], read, dtype, same_key: np.ndarray, forest=None):
         self.parent = parent            # the forest's, per node (int32 when it fits)
         self.key = key
         self.same_key = same_key        # per node its nearest ancestor of the same key, -1: none (int64)
@@ -702,6 +784,7 @@ class RunTrees:
         self._dtype = dtype             # (thread index, weight) -> its type
         self.depth = np.empty(len(parent), np.int32)
         _depths(parent, self.depth)
+        self._forest = forest           # forest_tree's arrays, made with the trees (given once)
 
     @property
     def threads(self) -> list[int]:
@@ -739,7 +822,10 @@ class RunTrees:
         """The forest's weights, every thread's summed (flags or-ed): ``calls``; ``incl``, (n, 3)
         by column: bytecodes, blocks, time; ``own``, (n, 2) by column: thrown, caught; ``flags``.
         The thread that made the forest's first nodes is read straight into them; the others are
-        added node by node."""
+        added node by node. Arrays of the caller's own: those made with the trees are given once."""
+        forest, self._forest = self._forest, None
+        if forest is not None:
+            return forest
         n = len(self.parent)
         calls = np.empty(n, np.int64)
         incl = np.empty((n, 3), np.int64, order="F")
@@ -782,6 +868,15 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
     """Every thread's tree and the forest, from their call tables (see :func:`compute`), and the
     arrays to keep. The thread of most calls first: its nodes are the forest's first, in order,
     kept as such (no list of forest nodes)."""
+    run, arrays = _build_run(threads, progress, cancelled)
+    return run, arrays()
+
+
+def _build_run(threads, progress=None, cancelled=None):
+    """:func:`build_run`, the arrays to keep given as a function: the first thread's columns are
+    gathered from its node rows when first asked for (by the save, on its own thread, or a reader
+    of that thread's weights), not before the merged tree can be had (the forest's weights are
+    gathered from the rows at once)."""
     total = sum(len(t.calls) for t in threads)
     builder = _Builder(min(MAX_GUESS, total // GUESS_CALLS_PER_CONTEXT))
     before = 0
@@ -796,32 +891,151 @@ def build_run(threads, progress=None, cancelled=None) -> tuple[RunTrees, dict[st
         rows[t.index] = len(got["forest"])
         weights[t.index] = got["weights"]
     parent, key, _depth = builder.forest()
-    parent, key = _narrow(parent), _narrow(key)
-    same_key = same_key_ancestor(parent, key)
-    for index in rows:
-        ids = forest_ids[index]
-        columns = _columns(weights[index])
-        weights[index] = {name: values if name in _WIDE else _narrow(values) for name, values in columns.items()}
-        # the first thread built made the forest's first nodes, in order: no list of them kept
-        forest_ids[index] = None if index == next(iter(rows)) else _narrow(ids)
+    # the same-key ancestors on a thread of their own meanwhile (0.4 s on javac's 12.9 M contexts;
+    # the rest below takes as long, on this thread)
+    with ThreadPoolExecutor(1) as pool:
+        same = pool.submit(lambda p, k: _narrow(same_key_ancestor(p, k)), parent, key)
+        if len(parent) < 2**31 - 1:     # every parent, key and gap fits 32 bits: one pass
+            parent32, key32, parent_gap = (np.empty(len(parent), np.int32) for _ in range(3))
+            _narrow_forest(parent, key, parent32, key32, parent_gap)
+            parent, key = parent32, key32
+        else:
+            parent, key = _narrow(parent), _narrow(key)
+            parent_gap = _narrow(np.arange(len(parent), dtype=np.int64) - parent)
+        forest = _post_threads(rows, forest_ids, weights, len(parent))
+        same_key = same.result()
+    first = next(iter(rows), None)
+    first_rows = weights.pop(first) if first is not None else None
+    lock = threading.Lock()
+
+    def columns(index: int) -> dict[str, np.ndarray]:
+        """A thread's weight columns (the first thread's gathered from its rows when first asked
+        for; the rows are let go then)."""
+        nonlocal first_rows
+        with lock:
+            if index not in weights:
+                weights[index] = _thread_columns(first_rows)
+                first_rows = None
+            return weights[index]
 
     def read(index: int, out=None) -> dict[str, np.ndarray]:
-        w = weights[index]
+        w = columns(index)
         if out is None:
             return w
         for name, values in out.items():
             values[:] = w[name]
         return out
-    arrays = {"parent_gap": _narrow(np.arange(len(parent), dtype=np.int64) - parent), "key": key,
-              "threads": np.array(sorted(rows), np.int64), "same_key": _narrow(same_key)}
-    for index in rows:
-        if forest_ids[index] is not None:
-            arrays[f"t{index}.forest"] = forest_ids[index]
-        arrays.update({f"t{index}.{name}": values for name, values in weights[index].items()})
-    return RunTrees(parent, key, forest_ids, rows, read, lambda i, name: weights[i][name].dtype, same_key), arrays
+
+    def arrays() -> dict[str, np.ndarray]:
+        got = {"parent_gap": parent_gap, "key": key, "threads": np.array(sorted(rows), np.int64), "same_key": same_key}
+        for index in rows:
+            if forest_ids[index] is not None:
+                got[f"t{index}.forest"] = forest_ids[index]
+            got.update({f"t{index}.{name}": values for name, values in columns(index).items()})
+        return got
+    return RunTrees(parent, key, forest_ids, rows, read, lambda i, name: columns(i)[name].dtype, same_key,
+                    forest), arrays
+
+
+def _thread_columns(w: np.ndarray) -> dict[str, np.ndarray]:
+    """A thread's node rows as :data:`WEIGHTS` columns, flags and exception counts narrowed to 32
+    bits when they fit (each on its own)."""
+    m = len(w)
+    columns = {name: np.empty(m, np.int64 if name in _WIDE else np.int32) for name in WEIGHTS}
+    if not _gather_run(w, *columns.values(), *_NO_FOREST):     # a flag or count beyond 32 bits
+        columns = {name: values if name in _WIDE else _narrow(values) for name, values in _columns(w).items()}
+    return columns
 
 
 _WIDE = ("calls", "incl_bytecodes", "incl_blocks", "incl_time")     # sums: always 64 bits
+
+
+def _post_threads(rows: dict, forest_ids: dict, weights: dict, n: int):
+    """The forest's weights as :meth:`RunTrees.forest_tree` gives them, the first thread's gathered
+    from its node rows (it made the forest's first nodes, in order: no list of them kept) and the
+    others' added; or None when a flag or exception count does not fit 32 bits (then forest_tree
+    sums them when asked). The other threads' weights become columns and their forest nodes are
+    narrowed, in place; the first thread's rows stay as they are."""
+    first = next(iter(rows), None)
+    if first is None:
+        return None
+    forest = (np.empty(n, np.int64), np.empty((n, 3), np.int64, order="F"), np.empty((n, 2), np.int32),
+              np.empty(n, np.int32))
+    fits = _gather_run(weights[first], *_NO_COLUMNS, *forest)
+    forest_ids[first] = None
+    for index in rows:
+        if index != first:
+            weights[index] = _thread_columns(weights[index])
+            forest_ids[index] = _narrow(forest_ids[index])
+            fits = fits and all(weights[index][name].dtype == np.int32 for name in ("thrown", "caught"))
+    if not fits:
+        return None
+    calls, incl, own, flags = forest
+    m = len(weights[first])
+    calls[m:] = 0
+    incl[m:] = 0
+    own[m:] = 0
+    flags[m:] = 0
+    for index in rows:
+        if index != first:
+            w = weights[index]
+            _scatter(forest_ids[index], *(w[name] for name in WEIGHTS), calls, incl[:, 0], incl[:, 1],
+                     incl[:, 2], flags, own[:, 0], own[:, 1])
+    return forest
+
+
+_NO_COLUMNS = tuple(np.zeros(0, np.int64 if name in _WIDE else np.int32) for name in WEIGHTS)
+_NO_FOREST = (np.zeros(0, np.int64), np.zeros((0, 3), np.int64, order="F"), np.zeros((0, 2), np.int32),
+              np.zeros(0, np.int32))
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_run(rows, calls, bc, blocks, time, flags, thrown, caught, f_calls, f_incl, f_own,
+                f_flags):  # pragma: no cover - numba
+    """A thread's node rows as columns (flags and exception counts in 32 bits), and into the
+    forest's columns too when they are given (the first thread's: its nodes are the forest's
+    first); False as soon as a flag or count does not fit 32 bits (the columns are then unusable)."""
+    forest = len(f_calls) > 0
+    own = len(calls) > 0
+    for i in range(len(rows) if own or forest else 0):
+        fl = rows[i, _T_FLAGS]
+        th = rows[i, _T_THROWN]
+        ca = rows[i, _T_CAUGHT]
+        if fl < -(1 << 31) or fl >= (1 << 31) or th < -(1 << 31) or th >= (1 << 31) or ca < -(1 << 31) \
+                or ca >= (1 << 31):
+            return False
+        c = rows[i, _T_CALLS]
+        b = rows[i, _T_BC]
+        bl = rows[i, _T_BLOCKS]
+        t = rows[i, _T_TIME]
+        if own:
+            calls[i] = c
+            bc[i] = b
+            blocks[i] = bl
+            time[i] = t
+            flags[i] = fl
+            thrown[i] = th
+            caught[i] = ca
+        if forest:
+            f_calls[i] = c
+            f_incl[i, 0] = b
+            f_incl[i, 1] = bl
+            f_incl[i, 2] = t
+            f_own[i, 0] = th
+            f_own[i, 1] = ca
+            f_flags[i] = fl
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _narrow_forest(parent, key, parent32, key32, gap32):  # pragma: no cover - numba
+    """``parent`` and ``key`` in 32 bits and each node's distance back to its parent (node less
+    parent), for a forest of fewer than 2^31 - 1 nodes (keys are below 2^29)."""
+    for i in range(len(parent)):
+        p = parent[i]
+        parent32[i] = p
+        key32[i] = key[i]
+        gap32[i] = i - p
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
@@ -983,14 +1197,84 @@ def _parents_from_gaps(gap, out):  # pragma: no cover - numba
     return -1
 
 
+# The run's trees being written, by file: saved on a thread of their own once built (compressing
+# them took 1.1-1.6 s on javac's 12.9 M contexts, which the views need not wait for; at a lower
+# priority than the views, which are computed meanwhile, on the same cores). Written to a
+# temporary name and renamed (store.save_columns): a reader meets the whole file or none. Anything
+# that reads, asks for or removes the file first waits for its save (:func:`saved`); the saves
+# are waited for when the process exits (before thread pools refuse work: store.save_columns
+# compresses on a pool).
+_saving: dict[Path, threading.Thread] = {}
+_saving_lock = threading.Lock()
+
+
+def _finish_saves() -> None:
+    with _saving_lock:
+        pending = list(_saving.values())
+    for thread in pending:
+        thread.join()
+
+
+# threading's exit hooks run last registered first: this one before concurrent.futures' (imported
+# above), which stops every pool from taking work (the interpreter's own atexit runs after both)
+threading._register_atexit(_finish_saves)
+
+
+def _lower_priority() -> None:
+    """This thread (and the threads it starts, which inherit it) yields the cores to the views
+    computed meanwhile (Linux: a thread's nice value; elsewhere nothing changes)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
+
+
+def _save_in_background(path: Path, arrays) -> None:
+    """Save ``arrays()`` (made on the saving thread) as ``path``."""
+    with _saving_lock:
+        earlier = _saving.get(path)
+
+        def save() -> None:
+            try:
+                _lower_priority()
+                if earlier is not None:
+                    earlier.join()      # one writer of a file at a time: the later trees are kept
+                S.save_columns(path, arrays())
+            except OSError:
+                pass            # not kept: built again next time
+            finally:
+                with _saving_lock:
+                    if _saving.get(path) is thread:
+                        del _saving[path]
+        thread = threading.Thread(target=save, name=f"save {path.name}")
+        _saving[path] = thread
+        thread.start()
+
+
+def saved(cache_dir: Path | None) -> None:
+    """Wait until the run's trees being saved in ``cache_dir`` are written (at once when none are)."""
+    if cache_dir is None:
+        return
+    with _saving_lock:
+        thread = _saving.get(Path(cache_dir) / f"{RUN_FILE}.zst")
+    if thread is not None:
+        thread.join()
+
+
 def is_stored(cache_dir: Path | None) -> bool:
-    """Whether the run's trees are kept in ``cache_dir`` (the replay's directory)."""
-    return cache_dir is not None and (Path(cache_dir) / f"{RUN_FILE}.zst").is_file()
+    """Whether the run's trees are kept in ``cache_dir`` (the replay's directory), or being saved there."""
+    if cache_dir is None:
+        return False
+    with _saving_lock:
+        if Path(cache_dir) / f"{RUN_FILE}.zst" in _saving:
+            return True
+    return (Path(cache_dir) / f"{RUN_FILE}.zst").is_file()
 
 
 def forget(cache_dir: Path | None) -> None:
-    """Drop the run's trees kept in ``cache_dir``."""
+    """Drop the run's trees kept in ``cache_dir`` (once any save there is done)."""
     if cache_dir is not None:
+        saved(cache_dir)
         (Path(cache_dir) / f"{RUN_FILE}.zst").unlink(missing_ok=True)
 
 
@@ -998,10 +1282,11 @@ def for_run(threads, cache_dir: Path | None, progress=None, cancelled=None, stat
     """The run's trees (:class:`RunTrees`) of ``threads`` (every :class:`~jbgui.model.analysis.
     ThreadReplay` of the run), kept in ``cache_dir`` (the replay's directory): read when kept
     there and sound (keys checked against ``statics``), else built and kept. The only writer of
-    that file."""
+    that file, which it saves on a thread of its own (:func:`saved` waits for it)."""
     path = Path(cache_dir) / f"{RUN_FILE}.zst" if cache_dir is not None else None
     indices = {t.index for t in threads}
     if path is not None:
+        saved(cache_dir)
         for old in _OLD_RUN_FILES:
             (Path(cache_dir) / f"{old}.zst").unlink(missing_ok=True)
         for t in threads:       # per-thread files of earlier versions: read no more
@@ -1013,12 +1298,9 @@ def for_run(threads, cache_dir: Path | None, progress=None, cancelled=None, stat
                 return run
         except S.CacheDamaged:
             pass        # missing, damaged or of another version: built again
-    run, arrays = build_run(threads, progress, cancelled)
+    run, arrays = _build_run(threads, progress, cancelled)
     if path is not None:
-        try:
-            S.save_columns(path, arrays)
-        except OSError:
-            pass
+        _save_in_background(path, arrays)
     return run
 
 

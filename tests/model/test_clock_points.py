@@ -254,3 +254,19 @@ def test_axis_positions_in_one_pass_equal_the_search_per_value():
                         - np.interp(w_start.astype(np.float64), axis.pos, axis.nanos))
         assert np.array_equal(clock_times.block_spans(w_start, w_end, axis.pos, axis.nanos),
                               np.maximum(spans, 0).astype(np.int64))
+        # the one pass the calling-context trees take, of the columns' types as stored
+        want = clock_times.block_spans(w_start, w_end, axis.pos, axis.nanos)
+        assert np.array_equal(axis.weight_spans(first, last, flags), want), case
+        assert np.array_equal(axis.weight_spans(first.astype(np.int32), last.astype(np.int32),
+                                                flags.astype(np.int32)), want), case
+        for lo in range(0, n, 3):      # short blocks: mostly no step among their events
+            assert np.array_equal(axis.weight_spans(first[lo:lo + 3], last[lo:lo + 3], flags[lo:lo + 3]),
+                                  want[lo:lo + 3]), (case, lo)
+    no_steps = Axis(clock_points(records((0, 0, EXACT), (300, 7000, EXACT), (500, 9000, EXACT))))
+    assert not len(no_steps.steps)
+    first = np.sort(rng.integers(-5, 520, 300))
+    last = first + rng.geometric(0.05, 300) - 1
+    flags = np.where(rng.random(300) < 0.4, NATIVE, 0)
+    w_start, w_end = no_steps.weight_rows(first, last, flags)
+    assert np.array_equal(no_steps.weight_spans(first, last, flags),
+                          clock_times.block_spans(w_start, w_end, no_steps.pos, no_steps.nanos))

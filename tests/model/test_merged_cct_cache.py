@@ -52,6 +52,7 @@ def test_a_damaged_tree_file_is_rebuilt(trace, damage):
     MT.forget_cached(analysis)
     expected, per_thread = summary(MT.run_tree(analysis)), thread_summaries(analysis)
     path = analysis.cache_dir / f"{CCT.RUN_FILE}.zst"
+    CCT.saved(analysis.cache_dir)       # saved on a thread of its own
     assert path.is_file()
     if damage == "parent not an earlier node":
         rewrite(path, lambda a: a["parent_gap"].__setitem__(len(a["parent_gap"]) // 2, -3))
@@ -81,7 +82,8 @@ def test_a_damaged_tree_file_is_rebuilt(trace, damage):
     again = Analysis.open(trace)
     assert summary(MT.run_tree(again)) == expected
     assert thread_summaries(again) == per_thread
-    # rebuilt and kept again
+    # rebuilt and kept again (once its save is done)
+    CCT.saved(again.cache_dir)
     assert CCT._from_file(S.ColumnFile(path), {t.index for t in again.threads}, again.statics) is not None
 
 
@@ -119,3 +121,56 @@ def test_the_kept_same_key_ancestors_are_the_trees_own(trace):
     omc = read.remerge(visible=read.key != read.key[0])
     ref = plain.remerge(visible=plain.key != plain.key[0])
     assert np.array_equal(omc.parent, ref.parent) and np.array_equal(omc.calls, ref.calls)
+
+
+def test_the_trees_are_saved_on_a_thread_of_their_own(trace, monkeypatch):
+    """The run's trees are saved on a thread of their own once built: whoever opens the trace
+    next reads them (after the save), not builds them again; forgetting them waits for the save,
+    so no file is left behind."""
+    analysis = Analysis.open(trace)
+    MT.forget_cached(analysis)
+    expected = summary(MT.run_tree(analysis))
+    assert CCT.is_stored(analysis.cache_dir)
+    with monkeypatch.context() as m:
+        m.setattr(CCT, "build_run", lambda *a, **k: pytest.fail("built again"))
+        assert summary(MT.run_tree(Analysis.open(trace))) == expected
+    again = Analysis.open(trace)
+    MT.forget_cached(again)
+    MT.run_tree(again)
+    MT.forget_cached(again)             # the save just begun
+    CCT.saved(again.cache_dir)
+    assert not (again.cache_dir / f"{CCT.RUN_FILE}.zst").exists()
+    assert not CCT.is_stored(again.cache_dir)
+
+
+def test_a_process_that_exits_at_once_finishes_saving_the_trees(trace):
+    """The save on its own thread is finished when the process exits right after the build (the
+    thread pools it compresses on stop taking work at exit: it must be done before)."""
+    import subprocess
+    import sys
+    analysis = Analysis.open(trace)
+    MT.forget_cached(analysis)
+    path = analysis.cache_dir / f"{CCT.RUN_FILE}.zst"
+    assert not path.exists()
+    # the save held back a little: the process is exiting when it starts
+    code = ("import sys, time; from jbgui.model.analysis import Analysis; from jbgui.model import merged_tree as MT; "
+            "from jbgui.model import store as S; save = S.save_columns; "
+            "S.save_columns = lambda *a: (time.sleep(0.5), save(*a)); "
+            "MT.run_tree(Analysis.open(sys.argv[1]))")
+    done = subprocess.run([sys.executable, "-c", code, str(trace)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert CCT._from_file(S.ColumnFile(path), {t.index for t in analysis.threads}, analysis.statics) is not None
+
+
+def test_the_forest_made_with_the_trees_equals_the_one_summed_from_the_threads(trace):
+    """The forest's weights gathered with the first thread's columns when the trees are built are
+    the threads' weights summed, as computed from the kept trees (same values, same types)."""
+    analysis = Analysis.open(trace)
+    run, _arrays = CCT.build_run(analysis.threads)
+    made = run.forest_tree()
+    summed = run.forest_tree()          # the first is given once: this one is summed
+    assert made[0] is not summed[0]
+    for a, b in zip(made, summed):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    assert made[1].flags.f_contiguous and summed[1].flags.f_contiguous
+    assert len(run.forest_ids) > 1     # threads besides the first were added
