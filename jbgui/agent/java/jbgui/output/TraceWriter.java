@@ -13,8 +13,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 import jbgui.runtime.EventLayout;
 import jbgui.runtime.ThreadRegistry;
@@ -78,7 +76,8 @@ public final class TraceWriter implements Runnable {
     private static final int LOG = 2;
     private static final Object STOP = new Object();
 
-    private static final LinkedBlockingQueue<Object> QUEUE = new LinkedBlockingQueue<>();
+    // Filled by the program's threads: a queue that never parks them (see HandOff).
+    private static final HandOff QUEUE = new HandOff();
     private static final ConcurrentLinkedQueue<int[]> POOL = new ConcurrentLinkedQueue<>();
     private static final Object FLOW = new Object();
     private static long inFlightBytes;
@@ -337,7 +336,7 @@ public final class TraceWriter implements Runnable {
         long lastHousekeeping = System.nanoTime();
         try {
             for (;;) {
-                Object item = QUEUE.poll(20, TimeUnit.MILLISECONDS);
+                Object item = QUEUE.poll(20);
                 if (item == STOP) {
                     break;
                 }

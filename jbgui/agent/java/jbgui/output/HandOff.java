@@ -1,0 +1,58 @@
+package jbgui.output;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * The writer's queue, filled by recording threads, which are the program's own threads.
+ *
+ * Nothing the tracer runs on a program's thread may call {@code LockSupport.park}: a thread has
+ * one park permit, and a park inside the tracer (a contended {@code ReentrantLock}, as in
+ * {@code LinkedBlockingQueue.add}) returns at once when the permit is already there, using it
+ * up. A program that checked its condition and is about to park (FutureTask.get, AQS, every
+ * java.util.concurrent waiter) then sleeps through the wake-up it was given: a traced program
+ * hung about once in 175 runs of tests/programs/multithread, in FutureTask.get with its task
+ * done. So producers add to a lock-free queue and wake the writer through a monitor
+ * ({@code Object.wait}/{@code notifyAll} block on a thread's monitor event, not on the permit),
+ * and only when the writer said it is about to sleep.
+ */
+final class HandOff {
+    private final ConcurrentLinkedQueue<Object> items = new ConcurrentLinkedQueue<>();
+    private final Object bell = new Object();
+    private volatile boolean sleeping;
+
+    /** Queues {@code item}; never parks (called by the program's threads). */
+    void add(Object item) {
+        items.add(item);
+        if (sleeping) {
+            synchronized (bell) {
+                bell.notifyAll();
+            }
+        }
+    }
+
+    /** The next item, or null (the writer's). */
+    Object poll() {
+        return items.poll();
+    }
+
+    /** The next item, waiting at most {@code millis} for one; null when none came (the writer's). */
+    Object poll(long millis) throws InterruptedException {
+        Object item = items.poll();
+        if (item != null) {
+            return item;
+        }
+        synchronized (bell) {
+            // Said before looking again: an add after this look sees it and rings (both volatile).
+            sleeping = true;
+            try {
+                item = items.poll();
+                if (item == null) {
+                    bell.wait(millis);
+                }
+            } finally {
+                sleeping = false;
+            }
+        }
+        return item != null ? item : items.poll();
+    }
+}
