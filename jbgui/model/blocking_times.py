@@ -221,45 +221,50 @@ def _steps_up_to(steps, v, lo, hi):  # pragma: no cover - numba
     return lo
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _call_positions(steps, x, y, synth, j, weights):  # pragma: no cover - numba
+    """One call's start and end positions on the axis (:meth:`Axis.rows`, or with ``weights``
+    :meth:`Axis.weight_rows`) from its first and last events ``x``, ``y``, and ``j`` moved to
+    the steps ``<= x``: ``(s, e, j)``. ``j`` is where the previous call left it (walking forward
+    from there, searching from the start only when ``x`` is behind it); the end gallops from
+    ``j``. Inlined into the kernels that call it once per call."""
+    n = len(steps)
+    if j > 0 and steps[j - 1] > x:          # back: search from the start
+        j = _steps_up_to(steps, x, 0, j)
+    while j < n and steps[j] <= x:
+        j += 1
+    on_step = j > 0 and steps[j - 1] == x
+    s = x + j - (1 if synth and on_step else 0)
+    if synth and x == y:
+        return s, s + (1 if weights and on_step else 0), j
+    if y >= x:
+        k = j
+        step = 1
+        while k + step - 1 < n and steps[k + step - 1] <= y:     # gallop: steps[:k] <= y
+            k += step
+            step *= 2
+        k = _steps_up_to(steps, y, k, min(k + step - 1, n))
+    else:
+        k = _steps_up_to(steps, y, 0, n)
+    return s, y + k, j
+
+
 @numba.njit(cache=True, nogil=True)
 def _axis_rows(first, last, flags, steps, synthetic, weights, start, end):  # pragma: no cover - numba
     """:meth:`Axis.rows` (``weights`` False) or :meth:`Axis.weight_rows` (True) in one pass:
     ``s(k)``, the steps at positions ``<= k``, found by walking ``steps`` (sorted) along ``first``
     (in start order within a block of calls; any order is right, only slower) and galloping from
     there to ``last``, instead of a binary search per value."""
-    n = len(steps)
     j = 0                       # steps[:j] <= x < steps[j:]
     for i in range(len(first)):
-        x = first[i]
-        if j > 0 and steps[j - 1] > x:          # back: search from the start
-            j = _steps_up_to(steps, x, 0, j)
-        while j < n and steps[j] <= x:
-            j += 1
-        on_step = j > 0 and steps[j - 1] == x
-        synth = (flags[i] & synthetic) != 0
-        s = x + j - (1 if synth and on_step else 0)
-        start[i] = s
-        y = last[i]
-        if synth and x == y:
-            end[i] = s + (1 if weights and on_step else 0)
-            continue
-        if y >= x:
-            k = j
-            step = 1
-            while k + step - 1 < n and steps[k + step - 1] <= y:     # gallop: steps[:k] <= y
-                k += step
-                step *= 2
-            k = _steps_up_to(steps, y, k, min(k + step - 1, n))
-        else:
-            k = _steps_up_to(steps, y, 0, n)
-        end[i] = y + k
+        start[i], end[i], j = _call_positions(steps, first[i], last[i], (flags[i] & synthetic) != 0, j, weights)
 
 
 @numba.njit(cache=True, nogil=True)
 def _weight_spans(first, last, flags, steps, synthetic, pos, nanos, slopes, out):  # pragma: no cover - numba
     """:meth:`Axis.weight_spans`: :func:`_axis_rows` (``weights`` True) and
-    :func:`jbgui.model.clock_times._block_spans` in one loop, their lines repeated (numba does not
-    inline a helper taking arrays, and a call per value costs several times the loop's work).
+    :func:`jbgui.model.clock_times._block_spans` in one loop (the positions by the inlined
+    :func:`_call_positions`, the spans' lines repeated: a call per value costs several times the loop's work).
     Mostly no step of the axis lies among a block's events: then every position is its event plus
     the steps before the block, no search per value; and a call that starts and ends within one
     segment of the clock points, not on one, takes the segment's slope straight away."""
@@ -284,39 +289,7 @@ def _weight_spans(first, last, flags, steps, synthetic, pos, nanos, slopes, out)
             s = x + below
             e = y + below
         else:
-            if j > 0 and steps[j - 1] > x:          # back: search from the start
-                lo, hi = 0, j
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if steps[mid] <= x:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                j = lo
-            while j < n and steps[j] <= x:
-                j += 1
-            on_step = j > 0 and steps[j - 1] == x
-            synth = (flags[i] & synthetic) != 0
-            s = x + j - (1 if synth and on_step else 0)
-            if synth and x == y:
-                e = s + (1 if on_step else 0)
-            else:
-                if y >= x:
-                    k = j
-                    step = 1
-                    while k + step - 1 < n and steps[k + step - 1] <= y:     # gallop: steps[:k] <= y
-                        k += step
-                        step *= 2
-                    lo, hi = k, min(k + step - 1, n)
-                else:
-                    lo, hi = 0, n
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if steps[mid] <= y:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                e = y + lo
+            s, e, j = _call_positions(steps, x, y, (flags[i] & synthetic) != 0, j, True)
         # the span from s to e (clock_times._block_spans)
         xs = np.float64(s)
         ys = np.float64(e)
