@@ -62,7 +62,9 @@ from jbgui.agent.build import AgentBuildError, ensure_agent, find_java_home  # n
 JAVAC_FLAGS = ["-implicit:none", "-proc:none", "-XDignore.symbol.file", "-nowarn"]
 HELLO = 'public class Hello { public static void main(String[] a) { System.out.println("Hello, world!"); } }\n'
 # A compute-heavy kernel: a sieve, a small matrix product and a hash loop through small methods,
-# about a second untraced.
+# about a second untraced (0.7-0.8 s on this machine kind). It ran 3 rounds until 2026-11-26: with
+# C2 that is 0.06 s of work in a 0.10 s run, so its slowdown measured the agent's start-up, not the
+# probes in tight loops it is meant for.
 KERNEL = r"""
 public class Kernel {
     static int mix(int h, int v) { return (h ^ v) * 0x9E3779B1; }
@@ -91,7 +93,7 @@ public class Kernel {
     }
     public static void main(String[] args) {
         long s = 0;
-        for (int r = 0; r < 3; r++) s += sieve(2_000_000) + (long) matmul(160) + hash(5_000_000);
+        for (int r = 0; r < 60; r++) s += sieve(2_000_000) + (long) matmul(160) + hash(5_000_000);
         System.out.println("kernel " + s);
     }
 }

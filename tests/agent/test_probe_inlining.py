@@ -54,17 +54,25 @@ def test_slow_paths_are_not_inlined(record, jdk):
         assert not any(inlined(d) for d in said), (slow, sorted(set(said)))
     # the fast path the probes call stays small enough to be inlined
     assert any(inlined(d) for d in decisions(run.stdout, "jbgui.runtime.ThreadTrace::put"))
+    # a probe: C2 inlines it in the hot loop, C1 calls it
+    said = decisions(run.stdout, "jbgui.runtime.Tracer::block")
+    assert any(inlined(d) for d in said) and not all(inlined(d) for d in said), sorted(set(said))
 
 
 # --------------------------------------------------------------------------------------------
-# The probes' fast paths fit HotSpot's MaxInlineSize (35 bytes of bytecode): beyond it C2 inlines
-# a method only where the call site is hot, and a probe that is a real call costs more than the
-# event it records. A mask or a check added to ThreadTrace.put took it to 36 bytes once.
+# Which compiler inlines what (jbgui/runtime/Tracer.java says why). The probes the instrumented
+# code calls are larger than HotSpot's MaxInlineSize (35 bytes of bytecode), which is all C1
+# inlines, and within FreqInlineSize (325 bytes), which C2 inlines at hot call sites: C1's code
+# calls them, C2's inlines them where they run often. Traced javac took 1.20 times as long with
+# every probe inlined by C1 too. The helpers they call fit MaxInlineSize, so C2 inlines a probe
+# whole; a mask or a check added to ThreadTrace.put took it to 36 bytes once.
 
 MAX_INLINE_SIZE = 35
+FREQ_INLINE_SIZE = 325
+PROBES = {"jbgui/runtime/Tracer": ("enter", "enterInstance", "block", "blockChecked", "exit")}
 FAST_PATHS = {
-    "jbgui/runtime/Tracer": ("enter", "enterInstance", "block", "exit"),
-    "jbgui/runtime/ThreadTrace": ("put", "put2", "start", "startInstance", "receiverWord", "classId"),
+    "jbgui/runtime/ThreadTrace": ("put", "put2", "putUnchecked", "putBlock", "check", "start", "startInstance",
+                                   "receiverWord", "classId"),
     "jbgui/runtime/ThreadRegistry": ("current",),
     "jbgui/runtime/ThreadObjects": ("id",),
 }
@@ -81,17 +89,27 @@ def test_code_lengths_are_read_from_class_files(tmp_path, default_jdk):
     assert lengths["big"] == 12 and lengths["<init>"] == 5   # aload_0 iload_1 bipush imul bipush iadd putfield return
 
 
-def test_probe_fast_paths_fit_max_inline_size(agent_jar):
+def lengths_in_runtime(agent_jar, classes: dict[str, tuple[str, ...]]) -> dict[str, int]:
     import zipfile
 
     from jbgui.agent import build
 
+    out = {}
     with zipfile.ZipFile(agent_jar.parent / build.RUNTIME_JAR) as jar:
-        too_big = {}
-        for cls, methods in FAST_PATHS.items():
+        for cls, methods in classes.items():
             lengths = code_lengths(jar.read(cls + ".class"))
             for m in methods:
-                assert m in lengths, f"{cls}.{m} is gone: update FAST_PATHS"
-                if lengths[m] > MAX_INLINE_SIZE:
-                    too_big[f"{cls}.{m}"] = lengths[m]
+                assert m in lengths, f"{cls}.{m} is gone: update this test"
+                out[f"{cls}.{m}"] = lengths[m]
+    return out
+
+
+def test_probe_fast_paths_fit_max_inline_size(agent_jar):
+    too_big = {m: n for m, n in lengths_in_runtime(agent_jar, FAST_PATHS).items() if n > MAX_INLINE_SIZE}
     assert not too_big, f"probe fast paths over {MAX_INLINE_SIZE} bytes: {too_big}"
+
+
+def test_probes_are_for_c2_to_inline_and_c1_to_call(agent_jar):
+    sizes = lengths_in_runtime(agent_jar, PROBES)
+    wrong = {m: n for m, n in sizes.items() if not MAX_INLINE_SIZE < n <= FREQ_INLINE_SIZE}
+    assert not wrong, f"probes outside ({MAX_INLINE_SIZE}, {FREQ_INLINE_SIZE}] bytes: {wrong}"

@@ -122,6 +122,7 @@ final class ProbeInserter {
 
         if (blocks) {
             boolean[] selfCovered = selfCovered(mn, ba);
+            boolean[] checked = checkedBlocks(mn, ba);
             List<Integer> deferred = new ArrayList<>();
             for (int b = 0; b < ba.blockCount(); b++) {
                 int index = ba.blockStarts[b];
@@ -136,10 +137,10 @@ final class ProbeInserter {
                 }
                 AbstractInsnNode at = keepNewLabel(code, first, uninitLabels, mn);
                 for (int late : deferred) {
-                    code.insertBefore(at, blockProbe(slot, base, late));
+                    code.insertBefore(at, blockProbe(slot, base, late, checked[late]));
                 }
                 deferred.clear();
-                code.insertBefore(at, blockProbe(slot, base, b));
+                code.insertBefore(at, blockProbe(slot, base, b, checked[b]));
             }
         }
 
@@ -309,14 +310,56 @@ final class ProbeInserter {
         return p;
     }
 
-    /** {@code aload S; iload B; push INDEX; invokestatic block(ThreadTrace, int, int)} */
-    private static InsnList blockProbe(int slot, int base, int index) {
+    /** {@code aload S; iload B; push INDEX; invokestatic block(ThreadTrace, int, int)} (or blockChecked) */
+    private static InsnList blockProbe(int slot, int base, int index, boolean checked) {
         InsnList p = new InsnList();
         p.add(new VarInsnNode(Opcodes.ALOAD, slot));             // [.., trace]
         p.add(new VarInsnNode(Opcodes.ILOAD, base));             // [.., trace, start]
         p.add(pushInt(index));                        // [.., trace, start, index]
-        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "block", "(" + TRACE_DESC + "II)V", false)); // [..]
+        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, checked ? "blockChecked" : "block",
+                "(" + TRACE_DESC + "II)V", false)); // [..]
         return p;
+    }
+
+    /**
+     * The blocks whose probe tests for a full buffer (Tracer.blockChecked); the others only store
+     * their event (Tracer.block). The entry, exit and exception-exit probes always test, so between
+     * two tests a thread runs blocks of one frame only, and along a path without a cycle: every
+     * cycle of the control flow passes a jump to an earlier or the same instruction, or an
+     * exception edge into a handler, and the blocks those lead to test. Such a path visits each
+     * block once at most, so a method of at most EventLayout.UNCHECKED_RUN_MAX blocks writes no
+     * more than that many events between tests, which the buffer's slack holds
+     * (EventLayout.BUFFER_SLACK_EVENTS). A longer method tests in every block, and so does code with
+     * jsr/ret, whose returns are jumps the analysis does not follow.
+     */
+    static boolean[] checkedBlocks(MethodNode mn, BlockAnalysis ba) {
+        int n = ba.blockCount();
+        boolean[] checked = new boolean[n];
+        boolean all = n > EventLayout.UNCHECKED_RUN_MAX;
+        for (int i = 0; i < ba.insns.length && !all; i++) {
+            AbstractInsnNode insn = ba.insns[i];
+            int op = insn.getOpcode();
+            if (op == Opcodes.JSR || op == Opcodes.RET) {
+                all = true;
+            }
+            for (LabelNode target : BlockAnalysis.branchTargets(insn)) {
+                int t = ba.labelIndex.get(target);
+                if (t <= i && t < ba.insns.length) {
+                    checked[ba.blockOf[t]] = true;
+                }
+            }
+        }
+        if (all) {
+            java.util.Arrays.fill(checked, true);
+            return checked;
+        }
+        for (TryCatchBlockNode tc : mn.tryCatchBlocks) {
+            Integer h = ba.labelIndex.get(tc.handler);
+            if (h != null && h < ba.insns.length) {
+                checked[ba.blockOf[h]] = true;
+            }
+        }
+        return checked;
     }
 
     /** {@code aload S; iload B; invokestatic exit(ThreadTrace, int)} */

@@ -58,6 +58,16 @@ public final class EventLayout {
     // Per-thread buffers grow from the minimum to the maximum as a thread records more.
     public static final int BUFFER_MIN_EVENTS = 1024;
     public static final int BUFFER_MAX_EVENTS = 65536;
+    /**
+     * Most block probes do not test for a full buffer (ThreadTrace.putUnchecked): a thread's buffer
+     * is handed over once it holds {@code length - BUFFER_SLACK_EVENTS} events, tested only by the
+     * method-entry, method-exit and exception-exit probes and by the blocks of
+     * jbgui.instr.ProbeInserter's checked kind (loop heads, handlers, all blocks of a method with
+     * more than {@link #UNCHECKED_RUN_MAX} blocks). Between two tests a thread runs one frame's
+     * blocks along a path without a cycle, at most UNCHECKED_RUN_MAX of them, which the slack holds.
+     */
+    public static final int BUFFER_SLACK_EVENTS = 512;
+    public static final int UNCHECKED_RUN_MAX = 256;
 
     public static int methodStart(int methodId) {
         return (TYPE_METHOD_START << TYPE_SHIFT) | (methodId << METHOD_SHIFT);

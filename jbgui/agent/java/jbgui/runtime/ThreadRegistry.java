@@ -42,7 +42,8 @@ public final class ThreadRegistry {
      * rather than identity hashes: the identity hash of a thread whose monitor is inflated
      * (Thread.join waits on it) leaves the JIT's fast path for a call into the VM.
      */
-    private static final ThreadTrace[] FAST = new ThreadTrace[4096];
+    static final int FAST_SLOTS = 4096;
+    static final ThreadTrace[] FAST = new ThreadTrace[FAST_SLOTS];
 
     static {
         java.util.Arrays.fill(FAST, ThreadTrace.EMPTY);
@@ -63,7 +64,7 @@ public final class ThreadRegistry {
     }
 
     @DontInline
-    private static ThreadTrace currentSlow(Thread thread) {
+    static ThreadTrace currentSlow(Thread thread) {
         Table t = table;
         Thread[] keys = t.keys;
         int mask = keys.length - 1;

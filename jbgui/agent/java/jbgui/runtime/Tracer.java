@@ -9,7 +9,7 @@ import jdk.internal.vm.annotation.DontInline;
  * <p>The probe protocol (see jbgui.instr.ProbeInserter): at method entry
  * {@code ThreadTrace t = enter(start)} (or {@link #enterInstance} with {@code this}; never null,
  * ThreadTrace.DISCARD where nothing may be recorded); at each
- * basic block {@code block(t, start, index)}; before each return {@code exit(t, start)}; in a
+ * basic block {@code block(t, start, index)} or {@code blockChecked(t, start, index)}; before each return {@code exit(t, start)}; in a
  * catch-all handler around the body {@code exceptionExit(throwable, t, start)}, then rethrow.
  * {@code start} is the method's start event word, from which the others follow (EventLayout).
  */
@@ -25,16 +25,30 @@ public final class Tracer {
     private static final boolean CLASS_LOAD = Config.recordClassLoad;
     private static final boolean BLOCKING_STAMPS = Config.blockingStamps && Config.mode != 1;
 
-    // The probes are kept within HotSpot's MaxInlineSize (35 bytes of bytecode): beyond it C1
-    // never inlines them and C2 only at hot call sites, and a real call per probe cost more than
-    // the recording (-XX:+PrintInlining showed "callee is too large" on most call sites). Their
-    // slow paths are @DontInline (jdk.internal.vm.annotation, honoured in the boot loader's
+    // Which compiler inlines the probes. HotSpot's C1 inlines a method of at most MaxInlineSize
+    // (35 bytes of bytecode) wherever it is called; C2 also inlines larger ones, up to
+    // FreqInlineSize (325 bytes), where the call is hot. The probes the instrumented code calls
+    // are each larger than 35 bytes: they do their buffer work themselves rather than through
+    // ThreadTrace's helpers, and the entry probes look the thread up themselves. So C1's code (the
+    // profiled tier-3 code every method runs in before C2 compiles it) makes a plain static call
+    // per probe, and C2 inlines them where they run often. Inlined everywhere (each probe within
+    // 35 bytes, as until 2026-11-26) traced javac took 1.20 times the wall time of this (farm-bench,
+    // 5 alternating pairs: 18.06 s against 15.25 s, 0.836 the other way round): C1 inlined every
+    // probe's store with its profiling into every method, which made its code, and C2's work,
+    // larger, and C2's compilations were most of a traced run's CPU. The helpers they call
+    // (ThreadTrace.put, start, …) stay within 35 bytes, so C2 inlines a probe whole.
+    // Their slow paths are @DontInline (jdk.internal.vm.annotation, honoured in the boot loader's
     // classes): see jbgui.agent.build.JDK_INTERNAL_SOURCES. @ForceInline on the fast paths was
     // measured and left out: C1 then inlined every buffer store, with its profiling, into every
     // probe (C1 code 32 MB instead of 21, traced javac's process CPU up by a third).
+    // tests/agent/test_probe_inlining.py holds both sizes.
 
     public static ThreadTrace enter(int event) {
-        ThreadTrace t = ThreadRegistry.current();
+        Thread me = Thread.currentThread();
+        ThreadTrace t = ThreadRegistry.FAST[(int) ThreadObjects.id(me) & (ThreadRegistry.FAST_SLOTS - 1)];
+        if (t.thread != me) {
+            t = ThreadRegistry.currentSlow(me);
+        }
         if (t != null && t.guard == 0) {
             t.start(event);
             return t;
@@ -43,7 +57,11 @@ public final class Tracer {
     }
 
     public static ThreadTrace enterInstance(int event, Object self) {
-        ThreadTrace t = ThreadRegistry.current();
+        Thread me = Thread.currentThread();
+        ThreadTrace t = ThreadRegistry.FAST[(int) ThreadObjects.id(me) & (ThreadRegistry.FAST_SLOTS - 1)];
+        if (t.thread != me) {
+            t = ThreadRegistry.currentSlow(me);
+        }
         if (t != null && t.guard == 0) {
             t.startInstance(event, self);
             return t;
@@ -51,16 +69,49 @@ public final class Tracer {
         return ThreadTrace.DISCARD;
     }
 
-    /** A block; {@code t} is what enter returned, never null (ThreadTrace.DISCARD records nothing). */
+    /**
+     * A block, without testing for a full buffer (ThreadTrace.putUnchecked, written out here);
+     * {@code t} is what enter returned, never null (ThreadTrace.DISCARD records nothing).
+     * jbgui.instr.ProbeInserter uses it where at most EventLayout.UNCHECKED_RUN_MAX blocks can run
+     * before the next test. Mode 1 passes every event on (ThreadTrace.put).
+     */
     public static void block(ThreadTrace t, int start, int index) {
         if (BLOCKS) {
-            t.put(start + EventLayout.BLOCK_FROM_START + index);
+            int event = start + EventLayout.BLOCK_FROM_START + index;
+            if (ThreadTrace.SHARED) {
+                t.put(event);
+                return;
+            }
+            int[] b = t.buf;
+            int p = t.pos;
+            b[p & (b.length - 1)] = event;
+            t.pos = p + 1;
         }
     }
 
+    /** A block that tests for a full buffer (ThreadTrace.put, written out here): a loop's head, a handler, a block of a long method. */
+    public static void blockChecked(ThreadTrace t, int start, int index) {
+        if (BLOCKS) {
+            int[] b = t.buf;
+            int p = t.pos;
+            b[p & (b.length - 1)] = start + EventLayout.BLOCK_FROM_START + index;
+            if ((t.pos = p + 1) >= t.limit) {
+                t.overflow();
+            }
+        }
+    }
+
+    /** Before a return: the method's end (ThreadTrace.put, written out here), which tests for a full buffer. */
     public static void exit(ThreadTrace t, int start) {
         if (END) {
-            t.put(start + EventLayout.END_FROM_START);
+            int[] b = t.buf;
+            int p = t.pos;
+            b[p & (b.length - 1)] = start + EventLayout.END_FROM_START;
+            if ((t.pos = p + 1) >= t.limit) {
+                t.overflow();
+            }
+        } else {
+            t.check(); // the blocks' bound holds whatever events are chosen
         }
     }
 
