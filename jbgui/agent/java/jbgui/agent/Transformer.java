@@ -194,6 +194,7 @@ final class Transformer implements ClassFileTransformer {
         } finally {
             transformNanos.addAndGet(System.nanoTime() - began);
             transformed.incrementAndGet();
+            Tracer.transformed(guard, began);
             Tracer.unguard(guard);
         }
     }

@@ -119,6 +119,9 @@ public final class TraceWriter implements Runnable {
         @Override public void blockingSample(int stream, long position, long nanos, boolean after) {
             TraceWriter.blockingSample(stream, position, nanos, after);
         }
+        @Override public void exactSample(int stream, long position, long nanos) {
+            QUEUE.add(new Clock(new long[] {stream, position, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
+        }
     };
 
     // trace.json's counts of classes and method ids (largest totals reported: see DescribedCounts)

@@ -29,6 +29,9 @@ public interface TraceSink {
     /** An exact clock sample of stream {@code stream} at event {@code position}. */
     void blockingSample(int stream, long position, long nanos, boolean after);
 
+    /** An exact clock sample of stream {@code stream} at event {@code position}, taken by the thread itself. */
+    void exactSample(int stream, long position, long nanos);
+
     /** The sink the runtime uses; one that keeps nothing until a recording starts. */
     static TraceSink current() {
         return Holder.sink;
@@ -56,5 +59,6 @@ public interface TraceSink {
                                             boolean array) {}
         @Override public void log(String message) {}
         @Override public void blockingSample(int stream, long position, long nanos, boolean after) {}
+        @Override public void exactSample(int stream, long position, long nanos) {}
     }
 }

@@ -212,6 +212,33 @@ public final class Tracer {
     }
 
     /**
+     * The transformer took this long with the program's thread waiting for it: a class load
+     * worth timing exactly (ThreadTrace.CONTENDED_NANOS, the same as a contended lock).
+     */
+    private static final long SLOW_TRANSFORM_NANOS = ThreadTrace.CONTENDED_NANOS;
+
+    /**
+     * The transformer has finished a class the program's thread is loading (it began at
+     * {@code began}; {@code t} is its guard token): when that took long enough to matter, two
+     * exact clock samples at the thread's position, so that the time went into a step there
+     * instead of being spread over the events since the last sample. Loading and instrumenting a
+     * class records no event, and a cold one takes milliseconds: spread by interpolation, it made
+     * a 200 ms sleep right after one last 202 ms in the merged tree
+     * (tests/recorder/test_blocking_times.py), depending on where buffers happened to be handed over.
+     */
+    public static void transformed(ThreadTrace t, long began) {
+        if (!BLOCKING_STAMPS || !active || t == null || t.closed || t.guard - 1 != t.hookDepth) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (now - began >= SLOW_TRANSFORM_NANOS) {
+            long position = t.position();
+            TraceSink.current().exactSample(t.index, position, began);
+            TraceSink.current().exactSample(t.index, position, now);
+        }
+    }
+
+    /**
      * Entered by the agent machinery (the JDK's InstrumentationImpl.transform, hooked at start-up)
      * so that the JDK code it runs before reaching our transformer is not traced.
      */

@@ -20,7 +20,8 @@ import jbgui.runtime.EventLayout;
 class CheckedBlocksTest {
 
     private static boolean[] checked(String name) {
-        return ProbeInserter.checkedBlocks(TestSupport.method(Targets.class, name), TestSupport.blocks(name, false));
+        MethodNode m = TestSupport.method(Targets.class, name);
+        return ProbeInserter.checkedBlocks(m, BlockAnalysis.analyze(m, false));
     }
 
     @Test
