@@ -31,10 +31,12 @@ public final class Tracer {
     // are each larger than 35 bytes: they do their buffer work themselves rather than through
     // ThreadTrace's helpers, and the entry probes look the thread up themselves. So C1's code (the
     // profiled tier-3 code every method runs in before C2 compiles it) makes a plain static call
-    // per probe, and C2 inlines them where they run often. Inlined everywhere (each probe within
-    // 35 bytes, as until 2026-11-26) traced javac took 1.20 times the wall time of this (farm-bench,
-    // 5 alternating pairs: 18.06 s against 15.25 s, 0.836 the other way round): C1 inlined every
-    // probe's store with its profiling into every method, which made its code, and C2's work,
+    // per probe, and C2 inlines them where they run often. Measured on traced javac (farm-bench,
+    // 5 alternating pairs each, against the agent of commit fb97dea, whose probes were all within
+    // 35 bytes and whose block probes all tested for a full buffer): with the untested block
+    // probes but every probe still within 35 bytes, 1.031 of that agent's CPU; with the probes
+    // left to C2 as here, 0.836 of its wall time (15.25 s against 18.06 s). C1 inlined every
+    // probe's store with its profiling into every method it compiled, which made its code, and C2's work,
     // larger, and C2's compilations were most of a traced run's CPU. The helpers they call
     // (ThreadTrace.put, start, …) stay within 35 bytes, so C2 inlines a probe whole.
     // Their slow paths are @DontInline (jdk.internal.vm.annotation, honoured in the boot loader's
