@@ -72,7 +72,7 @@ MAX_INLINE_SIZE = 35
 FREQ_INLINE_SIZE = 325
 PROBES = {"jbgui/runtime/Tracer": ("enter", "enterInstance", "block", "blockChecked", "exit")}
 FAST_PATHS = {
-    "jbgui/runtime/ThreadTrace": ("put", "put2", "putUnchecked", "putBlock", "check", "start", "startInstance",
+    "jbgui/runtime/ThreadTrace": ("put", "put2", "putUnchecked", "check", "start", "startInstance",
                                    "receiverWord", "classId"),
     "jbgui/runtime/ThreadRegistry": ("current",),
     "jbgui/runtime/ThreadObjects": ("id",),

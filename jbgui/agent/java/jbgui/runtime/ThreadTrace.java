@@ -142,10 +142,11 @@ public final class ThreadTrace {
     /**
      * Records one event and hands the buffer over when it is full: the method-entry, method-exit
      * and exception-exit probes and the checked block probes (EventLayout.BUFFER_SLACK_EVENTS).
-     * Kept within HotSpot's MaxInlineSize (35 bytes of bytecode) so that C1 and C2 inline it into
-     * Tracer's probes and those into the traced method: a call here per event cost more than the
-     * store. Mode 1's buffer holds one word and its limit is 1, so there every event reaches
-     * {@link #overflow}, which hands it to the shared stream.
+     * Kept within HotSpot's MaxInlineSize (35 bytes of bytecode) so that both compilers inline it
+     * into Tracer's probes (which C2 then inlines into the traced method where it is hot; see
+     * Tracer): a call here per event cost more than the store. Mode 1's buffer holds one word and
+     * its limit is 1, so there every event reaches {@link #overflow}, which hands it to the shared
+     * stream.
      */
     void put(int event) {
         putUnchecked(event);
@@ -161,23 +162,14 @@ public final class ThreadTrace {
         }
     }
 
-    /** A block's event (Tracer.block): not tested for a full buffer but in mode 1, where every event is passed on. */
-    void putBlock(int event) {
-        if (SHARED) {
-            put(event);
-            return;
-        }
-        putUnchecked(event);
-    }
-
     /**
-     * Records one event without testing for a full buffer: most block probes (Tracer.block). No
-     * call and no branch to one, so C2 compiles a probe into a few instructions where a test and
-     * its call to the hand-off tripled the code it had to optimise (traced javac: C2 took 18 s of
-     * CPU against 3.7 s untraced, and 12 s without the calls). The slack past {@link #limit}
-     * holds every event written between two tests; the index is masked into the buffer whatever
-     * the position says (racing writers of DISCARD, or a run longer than the slack, which
-     * {@link #flush} then reports as lost instead of writing past the buffer).
+     * Records one event without testing for a full buffer: the store of {@link #put}, and what
+     * Tracer.block writes out for most block probes. No call and no branch to one in a probe:
+     * traced javac's C2 took 18 s of CPU (3.7 s untraced), and 12.2 s in a trial that took the
+     * test out of every probe (its trace useless; -XX:+CITime, one run each). The slack past
+     * {@link #limit} holds every event written between two tests; the index is masked into the
+     * buffer whatever the position says (racing writers of DISCARD, or a run longer than the
+     * slack, which {@link #flush} then reports as lost instead of writing past the buffer).
      */
     void putUnchecked(int event) {
         int[] b = buf;
