@@ -56,7 +56,7 @@ public final class ThreadRegistry {
      */
     static ThreadTrace current() {
         Thread me = Thread.currentThread();
-        ThreadTrace t = FAST[(int) ThreadObjects.id(me) & 4095];
+        ThreadTrace t = FAST[(int) ThreadObjects.id(me) & (FAST_SLOTS - 1)];
         if (t.thread == me) {
             return t;
         }

@@ -205,12 +205,17 @@ public final class Tracer {
      * transformer's own and the agent hook's is up; loads the tracer caused are not recorded.
      */
     public static void classLoaded(ThreadTrace t, int classId) {
-        if (!CLASS_LOAD || !active || t == null || t.closed) {
-            return;
-        }
-        if (t.guard - 1 == t.hookDepth) {
+        if (CLASS_LOAD && programsLoad(t)) {
             t.put(EventLayout.extended(EventLayout.EXT_CLASS_LOAD, classId));
         }
+    }
+
+    /**
+     * Whether the load the transformer runs for (its guard token {@code t}) is the program's own:
+     * recording, and no guard up on the thread but the transformer's and the agent hook's.
+     */
+    private static boolean programsLoad(ThreadTrace t) {
+        return active && t != null && !t.closed && t.guard - 1 == t.hookDepth;
     }
 
     /**
@@ -229,7 +234,7 @@ public final class Tracer {
      * (tests/recorder/test_blocking_times.py), depending on where buffers happened to be handed over.
      */
     public static void transformed(ThreadTrace t, long began) {
-        if (!BLOCKING_STAMPS || !active || t == null || t.closed || t.guard - 1 != t.hookDepth) {
+        if (!BLOCKING_STAMPS || !programsLoad(t)) {
             return;
         }
         long now = System.nanoTime();
