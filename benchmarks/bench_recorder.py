@@ -457,6 +457,9 @@ def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
     if name == "javac":
         v += [Variant("method", "level=method"), Variant("blocking-off", "blocking=off"),
               Variant("zlib", "", jvm=("-Djbgui.codec=zlib",))]
+    if only and "elide-off" in only:
+        # every block probed, the first blocks too (jbgui.instr.BlockElision), against "traced"
+        v.append(Variant("elide-off", "elide=off"))
     if jacoco and name != "hello":
         # the reference cost of instrumentation without a trace (a hello world would time its start-up)
         v.append(Variant("jacoco", None, jacoco=True))

@@ -64,6 +64,9 @@ BUFFER_MAX_EVENTS = 65536
 # So a chunk holds up to BUFFER_MAX_EVENTS events, as before, in sizes that vary.
 BUFFER_SLACK_EVENTS = 512
 UNCHECKED_RUN_MAX = 256
+# Set by the entry probe in a start word whose first block the trace writer writes (the recorder's
+# elide option, docs/trace-format.md); never on disk, where a start word's block bits are 0.
+START_ENTRY_IMPLIED = 1
 
 STREAM_MAGIC = b"JBTS"
 CHUNK_MAGIC = b"JBCK"

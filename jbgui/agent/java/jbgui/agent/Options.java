@@ -22,7 +22,7 @@ final class Options {
     static final List<String> EVENT_NAMES = Arrays.asList(
             "class_load", "method_start", "method_end", "basic_block", "receiver_type", "exception_exit");
     private static final List<String> KEYS = Arrays.asList(
-            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record", "cache", "blocking");
+            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record", "cache", "blocking", "elide");
 
     File out;
     boolean outGiven;
@@ -55,6 +55,17 @@ final class Options {
      * On by default; blocking=off records none.
      */
     boolean blocking = true;
+    /**
+     * Whether a method's first block may go without a probe when its event is implied by the
+     * method's start (jbgui.instr.BlockElision; the trace writer writes it). On by default;
+     * elide=off puts a probe in every block, which changes how fast, not what, is recorded.
+     */
+    boolean elide = true;
+
+    /** Entry elision needs each thread's own stream with method starts and blocks in it. */
+    boolean entryElision() {
+        return elide && mode == 2 && blockLevel && selected("method_start") && selected("basic_block");
+    }
 
     /** $JBGUI_CACHE/classes, else $XDG_CACHE_HOME/jbgui/classes, else ~/.cache/jbgui/classes. */
     private static File defaultCacheDir() {
@@ -97,6 +108,7 @@ final class Options {
             case "instructions": instructions = onOff(key, value); break;
             case "record": record = onOff(key, value); break;
             case "blocking": blocking = onOff(key, value); break;
+            case "elide": elide = onOff(key, value); break;
             case "cache": cacheDir = value.equals("off") ? null : new File(value).getAbsoluteFile(); break;
             case "level":
                 if (!value.equals("block") && !value.equals("method")) {

@@ -338,7 +338,8 @@ public final class ClassInstrumenter {
         boolean[] covered = options.exceptionExitEvents ? handlerCoverage(cn.name, mn, f, result) : null;
         boolean blocks = options.blockLevel && options.blockEvents && !"method-only".equals(f.status);
         ProbeInserter.trace(mn, cn.name, cn.version, f.blocks, classFirstId, f.id, blocks, options.receiverEvents,
-                options.exceptionExitEvents, options.blockingStamps, covered);
+                options.exceptionExitEvents, options.blockingStamps, covered,
+                blocks && options.entryElision && BlockElision.entryImplied(mn, f.blocks));
     }
 
     /**

@@ -21,6 +21,11 @@ public final class InstrumentOptions {
     /** Clock stamps around blocking calls ({@code blocking}; see {@link BlockingCalls}). */
     public final boolean blockingStamps;
     /**
+     * A method's first block, when nothing jumps to it, gets no probe: its event is implied by the
+     * method's start and written by the trace writer ({@code elide}; see {@link BlockElision}).
+     */
+    public final boolean entryElision;
+    /**
      * What joins the instruction lines of a block's listing: a newline in static.xml;
      * {@link StaticListing} uses a character reference to a carriage return instead, which no
      * listed line can contain ({@link jbgui.output.Xml#text} replaces control characters), so that a
@@ -36,6 +41,7 @@ public final class InstrumentOptions {
         receiverEvents = b.receiverEvents;
         exceptionExitEvents = b.exceptionExitEvents;
         blockingStamps = b.blockingStamps;
+        entryElision = b.entryElision;
         listingSeparator = b.listingSeparator;
     }
 
@@ -53,6 +59,7 @@ public final class InstrumentOptions {
         private boolean receiverEvents = true;
         private boolean exceptionExitEvents = true;
         private boolean blockingStamps = true;
+        private boolean entryElision;
         private String listingSeparator = "\n";
 
         private Builder() {}
@@ -64,6 +71,7 @@ public final class InstrumentOptions {
         public Builder receiverEvents(boolean on) { receiverEvents = on; return this; }
         public Builder exceptionExitEvents(boolean on) { exceptionExitEvents = on; return this; }
         public Builder blockingStamps(boolean on) { blockingStamps = on; return this; }
+        public Builder entryElision(boolean on) { entryElision = on; return this; }
         public Builder listingSeparator(String separator) { listingSeparator = separator; return this; }
 
         public InstrumentOptions build() {

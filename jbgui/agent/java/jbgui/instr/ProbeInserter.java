@@ -67,7 +67,7 @@ final class ProbeInserter {
      *     (null: all); see ClassInstrumenter.handlerCoverage
      */
     static void trace(MethodNode mn, String owner, int version, BlockAnalysis ba, int classFirstId, int methodId, boolean blocks,
-                      boolean receiver, boolean exceptionExit, boolean stamps, boolean[] covered) {
+                      boolean receiver, boolean exceptionExit, boolean stamps, boolean[] covered, boolean entryImplied) {
         boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
         boolean isStatic = (mn.access & Opcodes.ACC_STATIC) != 0;
         boolean isCtor = "<init>".equals(mn.name);
@@ -124,7 +124,7 @@ final class ProbeInserter {
             boolean[] selfCovered = selfCovered(mn, ba);
             boolean[] checked = checkedBlocks(mn, ba);
             List<Integer> deferred = new ArrayList<>();
-            for (int b = 0; b < ba.blockCount(); b++) {
+            for (int b = entryImplied ? 1 : 0; b < ba.blockCount(); b++) {
                 int index = ba.blockStarts[b];
                 AbstractInsnNode first = ba.insns[index];
                 if (selfCovered[index]) {
@@ -201,6 +201,10 @@ final class ProbeInserter {
         entry.add(new VarInsnNode(Opcodes.ASTORE, slot));
         entry.add(start);
         entry.add(new VarInsnNode(Opcodes.ILOAD, base));
+        if (blocks && entryImplied) {
+            entry.add(pushInt(EventLayout.START_ENTRY_IMPLIED));
+            entry.add(new InsnNode(Opcodes.IOR));
+        }
         if (receiver && !isStatic && !isCtor) {
             entry.add(new VarInsnNode(Opcodes.ALOAD, 0));
             entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "enterInstance", "(ILjava/lang/Object;)" + TRACE_DESC, false));

@@ -71,6 +71,26 @@ public final class TraceWriter implements Runnable {
         }
     }
 
+    /** A thread's end, for threads.jsonl. */
+    private static final class Ended {
+        final int index;
+        final String name;
+        final long position;
+        final long nanos;
+        final boolean alive;
+
+        Ended(int index, String name, long position, long nanos, boolean alive) {
+            this.index = index;
+            this.name = name;
+            this.position = position;
+            this.nanos = nanos;
+            this.alive = alive;
+        }
+    }
+
+    /** Entry blocks the probes left to the writer, and the positions they move (writer thread only). */
+    private static final EntryBlocks ENTRY_BLOCKS = new EntryBlocks();
+
     private static final int STATIC_XML = 0;
     private static final int THREADS = 1;
     private static final int LOG = 2;
@@ -359,6 +379,9 @@ public final class TraceWriter implements Runnable {
                     handle(item);
                 }
             }
+            List<long[]> left = new ArrayList<>();
+            ENTRY_BLOCKS.drain(left);
+            writeRecords(left);
         } catch (Throwable e) {
             System.err.println("jbgui agent: the trace writer failed: " + e + " (the trace is incomplete)");
             stopped = true;
@@ -405,6 +428,12 @@ public final class TraceWriter implements Runnable {
             w.write(String.valueOf(t.text));
         } else if (item instanceof Clock) {
             writeClock((Clock) item);
+        } else if (item instanceof Ended) {
+            // Formatted here, after the thread's last chunk: its event count as written.
+            Ended e = (Ended) item;
+            long written = shared ? e.position : ENTRY_BLOCKS.written(e.index, e.position);
+            threadsJsonl.write("{\"kind\": \"end\", \"index\": " + e.index + ", \"name\": " + Json.quote(e.name)
+                    + ", \"events\": " + written + ", \"nanos\": " + e.nanos + ", \"alive_at_exit\": " + e.alive + "}\n");
         }
     }
 
@@ -427,13 +456,23 @@ public final class TraceWriter implements Runnable {
             STREAMS.put(ev.stream, out);
         }
         long began = System.nanoTime();
-        int written = DISCARD ? 0 : ENCODER.writeChunk(out, ev.words, ev.count, ev.first, ev.flags);
+        int[] words = ev.words;
+        int count = ev.count;
+        long first = ev.first;
+        List<long[]> ready = new ArrayList<>(0);
+        if (!shared) {
+            ENTRY_BLOCKS.expand(ev.stream, ev.words, ev.count, ev.first, ready);
+            words = ENTRY_BLOCKS.words;
+            count = ENTRY_BLOCKS.count;
+            first = ENTRY_BLOCKS.first;
+        }
+        int written = DISCARD ? 0 : ENCODER.writeChunk(out, words, count, first, ev.flags);
         encodeNanos += System.nanoTime() - began;
-        events += ev.count;
+        events += count;
         chunks++;
         eventBytes += written;
-        writeClock(new Clock(new long[] {shared ? 0 : ev.stream, ev.first + ev.count, ev.nanos,
-                EventLayout.CLOCK_FLAG_EXACT}, 1));
+        writeRecords(ready);
+        writeRecords(List.of(new long[] {shared ? 0 : ev.stream, first + count, ev.nanos, EventLayout.CLOCK_FLAG_EXACT}));
         if ((ev.flags & EventLayout.CHUNK_FLAG_LAST) != 0) {
             out.close();
             STREAMS.remove(ev.stream);
@@ -450,10 +489,32 @@ public final class TraceWriter implements Runnable {
         return b.append(digits).append(".jbt").toString();
     }
 
+    /** Clock records of stored positions: mapped to written ones (EntryBlocks) before they are written. */
     private static void writeClock(Clock c) throws IOException {
-        byte[] b = new byte[c.count * EventLayout.CLOCK_RECORD_SIZE];
-        for (int i = 0; i < c.count * 4; i++) {
-            Bytes.putLong(b, i * 8, c.records[i]);
+        List<long[]> ready = new ArrayList<>(c.count);
+        for (int i = 0; i < c.count; i++) {
+            long[] r = java.util.Arrays.copyOfRange(c.records, 4 * i, 4 * i + 4);
+            if (shared) {
+                ready.add(r);
+            } else {
+                ENTRY_BLOCKS.clock(r, ready);
+            }
+        }
+        writeRecords(ready);
+    }
+
+    /** Clock records {stream, position, nanos, flags} whose positions count written events. */
+    private static void writeRecords(List<long[]> records) throws IOException {
+        if (records.isEmpty()) {
+            return;
+        }
+        byte[] b = new byte[records.size() * EventLayout.CLOCK_RECORD_SIZE];
+        int k = 0;
+        for (long[] r : records) {
+            for (int i = 0; i < 4; i++) {
+                Bytes.putLong(b, k, r[i]);
+                k += 8;
+            }
         }
         clockBin.write(b);
     }
@@ -488,9 +549,7 @@ public final class TraceWriter implements Runnable {
         lostEvents += t.lostEvents();
         threadCount++;
         long nanos = System.nanoTime();
-        QUEUE.add(new Text(THREADS, "{\"kind\": \"end\", \"index\": " + t.index + ", \"name\": "
-                + Json.quote(nameOf(t.thread())) + ", \"events\": " + t.position() + ", \"nanos\": " + nanos
-                + ", \"alive_at_exit\": " + alive + "}\n"));
+        QUEUE.add(new Ended(t.index, nameOf(t.thread()), t.position(), nanos, alive));
         if (!shared) {
             QUEUE.add(new Clock(new long[] {t.index, t.position(), nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
         }
@@ -532,7 +591,8 @@ public final class TraceWriter implements Runnable {
             synchronized (FLOW) {
                 agentLog.write("info: writer encoded " + chunks + " chunks (" + events + " events) in "
                         + encodeNanos / 1_000_000 + " ms; recording threads waited for it " + waits + " times, "
-                        + waitNanos / 1_000_000 + " ms in all\n");
+                        + waitNanos / 1_000_000 + " ms in all; " + ENTRY_BLOCKS.insertedTotal
+                        + " of them first blocks the entry probes left to the writer\n");
             }
             for (OutputStream out : STREAMS.values()) {
                 out.close();

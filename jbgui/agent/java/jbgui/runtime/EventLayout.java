@@ -69,6 +69,14 @@ public final class EventLayout {
     public static final int BUFFER_SLACK_EVENTS = 512;
     public static final int UNCHECKED_RUN_MAX = 256;
 
+    /**
+     * Set in a start word by the entry probe of a method whose first block has no probe
+     * (jbgui.instr.BlockElision): the trace writer writes that block's word after the start's (and
+     * after the receiver's, where there is one) and clears the flag. Never on disk. A start word's
+     * block bits are otherwise 0.
+     */
+    public static final int START_ENTRY_IMPLIED = 1;
+
     public static int methodStart(int methodId) {
         return (TYPE_METHOD_START << TYPE_SHIFT) | (methodId << METHOD_SHIFT);
     }
