@@ -75,6 +75,8 @@ def both(record, default_jdk):
 
 def test_the_writer_writes_the_first_blocks_the_probes_left_out(both):
     on, off = facts(both[True]), facts(both[False])
+    assert both[True].trace_json()["agent"]["options"]["elide"] is True
+    assert both[False].trace_json()["agent"]["options"]["elide"] is False
     assert off["inserted"] == 0
     # At least one per call of Main.step (a single block that nothing jumps to).
     assert on["inserted"] > 103_000

@@ -265,6 +265,7 @@ final class Options {
         s.append(", \"cache\": ").append(cacheDir == null ? "null" : jbgui.output.Json.quote(cacheDir.getPath()));
         s.append(", \"clock_micros\": ").append(clockMicros);
         s.append(", \"blocking\": ").append(blocking);
+        s.append(", \"elide\": ").append(entryElision());
         s.append(", \"include\": ").append(list(include));
         s.append(", \"exclude\": ").append(list(exclude));
         s.append(", \"events\": ").append(list(new ArrayList<>(events)));
