@@ -47,6 +47,9 @@ CODEC_ZLIB = 1
 CODEC_ZSTD = 2
 FILTER_NONE = 0
 FILTER_BYTE_PLANES = 1
+# A bit of the filter byte: the payload's start words marked START_ENTRY_IMPLIED each stand for the
+# start and its method's first block (format/entry_blocks.py); the header counts the events.
+FILTER_ENTRY_BLOCKS = 2
 CHUNK_FLAG_LAST = 1
 CHUNK_FLAG_FINAL_FLUSH = 2
 CHUNK_FLAG_LOST_BEFORE = 4
@@ -64,8 +67,8 @@ BUFFER_MAX_EVENTS = 65536
 # So a chunk holds up to BUFFER_MAX_EVENTS events, as before, in sizes that vary.
 BUFFER_SLACK_EVENTS = 512
 UNCHECKED_RUN_MAX = 256
-# Set by the entry probe in a start word whose first block the trace writer writes (the recorder's
-# elide option, docs/trace-format.md); never on disk, where a start word's block bits are 0.
+# Set by the entry probe in a start word whose method's first block has no probe (the recorder's
+# elide option, docs/trace-format.md); only in payloads with FILTER_ENTRY_BLOCKS, which readers expand.
 START_ENTRY_IMPLIED = 1
 
 STREAM_MAGIC = b"JBTS"

@@ -1,9 +1,11 @@
-"""First blocks left to the writer (agent option ``elide``, on by default; jbgui.instr.BlockElision).
+"""First blocks implied by their method's start (agent option ``elide``, on by default;
+jbgui.instr.BlockElision).
 
-A method's first block, when nothing jumps back to it, gets no probe: the entry probe flags the
-start word and the trace writer writes the block's word after it (and after the receiver word),
-moving the positions the threads report (clock samples, event counts) to match. The trace must be
-the one a probe in that block writes: tests/programs/sleeps (100,000 calls of a one-block method,
+A method's first block, when nothing jumps back to it, gets no probe: the entry probe marks the
+start word, the chunk stores that word for both events (filter bit FILTER_ENTRY_BLOCKS) and the
+reader writes the block's word in after it (and after the receiver word). The writer maps the
+positions the threads report (clock samples, event counts) to events. The trace read back must be
+the one a probe in that block records: tests/programs/sleeps (100,000 calls of a one-block method,
 a 200 ms sleep between two loops of them, two worker threads) recorded with ``elide=on`` and
 ``elide=off`` gives the same words for the program's own methods, the clock stamps around the sleep
 at the same event, the same event counts per thread, and the same replayed block counts.
@@ -49,7 +51,7 @@ def facts(run) -> dict:
     clock = trace.clock()
     stamps = clock[(clock["stream"] == main) & ((clock["flags"] & layout.CLOCK_FLAG_BLOCKING) != 0)]
     log = (run.trace_dir / "agent.log").read_text()
-    inserted = int(re.search(r"(\d+) of them first blocks the entry probes left to the writer", log).group(1))
+    inserted = int(re.search(r"(\d+) of them first blocks implied by their method's start", log).group(1))
     ends = {r["name"]: r["events"] for r in trace.threads if r.get("name") in ("main", "twin")}
     return {
         "own": text[own].tolist(),
@@ -73,7 +75,7 @@ def both(record, default_jdk):
     return runs
 
 
-def test_the_writer_writes_the_first_blocks_the_probes_left_out(both):
+def test_the_first_blocks_the_probes_left_out_are_read_back(both):
     on, off = facts(both[True]), facts(both[False])
     assert both[True].trace_json()["agent"]["options"]["elide"] is True
     assert both[False].trace_json()["agent"]["options"]["elide"] is False

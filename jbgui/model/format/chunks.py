@@ -24,6 +24,7 @@ import numpy as np
 import zstandard
 
 from jbgui.model import layout
+from jbgui.model.format import entry_blocks
 from jbgui.model.errors import TraceError
 from jbgui.model.format.files import open_file, show
 
@@ -280,11 +281,21 @@ def decode_payload(payload: bytes, codec: int, filt: int, count: int, copy: bool
         raw = payload
     else:
         raise ValueError(f"unknown codec {codec}")
+    if filt & layout.FILTER_ENTRY_BLOCKS:
+        # Fewer words than events: marked start words stand for their first block too.
+        if len(raw) % 4 or len(raw) > want:
+            raise ValueError(f"{len(raw)} bytes for at most {count} events")
+        words = _unfilter(raw, filt & ~layout.FILTER_ENTRY_BLOCKS, len(raw) // 4, copy=False)
+        return entry_blocks.expand(words, count)
     if len(raw) != want:
         raise ValueError(f"{len(raw)} bytes for {count} events")
+    return _unfilter(raw, filt, count, copy)
+
+
+def _unfilter(raw: bytes, filt: int, n: int, copy: bool) -> np.ndarray:
     planes = np.frombuffer(raw, dtype=np.uint8)
     if filt == layout.FILTER_BYTE_PLANES:
-        return planes.reshape(4, count).T.copy().view("<u4").ravel().astype(np.uint32, copy=False)
+        return planes.reshape(4, n).T.copy().view("<u4").ravel().astype(np.uint32, copy=False)
     if filt == layout.FILTER_NONE:
         return planes.view("<u4").astype(np.uint32, copy=copy)
     raise ValueError(f"unknown filter {filt}")

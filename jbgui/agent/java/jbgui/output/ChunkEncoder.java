@@ -33,8 +33,12 @@ final class ChunkEncoder {
         codec = c;
     }
 
-    /** Writes the chunk and returns the number of bytes written. */
-    int writeChunk(OutputStream o, int[] words, int n, long first, int flags) throws IOException {
+    /**
+     * Writes the chunk and returns the number of bytes written: {@code n} words of payload that
+     * stand for {@code events} events ({@code events > n} with EventLayout.FILTER_ENTRY_BLOCKS in
+     * {@code filterBits}: see EntryBlocks).
+     */
+    int writeChunk(OutputStream o, int[] words, int n, int events, long first, int flags, int filterBits) throws IOException {
         int size = 4 * n;
         ChunkCodec c = codec;
         int need = c == null ? size + 4096 : Math.max(size, c.bound(size));
@@ -83,9 +87,9 @@ final class ChunkEncoder {
         byte[] h = header;
         Bytes.ascii(h, 0, "JBCK");
         h[4] = (byte) codecId;
-        h[5] = (byte) filter;
+        h[5] = (byte) (filter | filterBits);
         Bytes.putShort(h, 6, flags);
-        Bytes.putInt(h, 8, n);
+        Bytes.putInt(h, 8, events);
         Bytes.putInt(h, 12, len);
         Bytes.putLong(h, 16, first);
         Bytes.putInt(h, 24, (int) crc.getValue());
@@ -101,6 +105,6 @@ final class ChunkEncoder {
         for (int i = 0; i < words.length; i++) {
             words[i] = i * 31;
         }
-        writeChunk(new ByteArrayOutputStream(), words, words.length, 0, 0);
+        writeChunk(new ByteArrayOutputStream(), words, words.length, words.length, 0, 0, 0);
     }
 }

@@ -8,24 +8,25 @@ import java.util.Map;
 import jbgui.runtime.EventLayout;
 
 /**
- * Writes the first-block events that entry probes left to the writer (jbgui.instr.BlockElision):
- * a start word with {@link EventLayout#START_ENTRY_IMPLIED} becomes the start word, its receiver
- * word if one follows, then the method's first block word. The program's thread stores one word
- * fewer per call; the trace on disk is the one a probe in the first block would have written.
+ * Accounts for the first-block events that entry probes left out (jbgui.instr.BlockElision): a
+ * start word marked {@link EventLayout#START_ENTRY_IMPLIED} stands for two events, the start and
+ * its method's first block (after the receiver word, where one follows). The writer stores the
+ * words as they are, and marks the chunk (EventLayout.FILTER_ENTRY_BLOCKS) with the count of the
+ * events they stand for; readers write the block words in (jbgui/model/format/entry_blocks.py).
+ * Copying every chunk to insert them here made the writer the bottleneck of a compute-heavy
+ * program (the threads waited for it 19,365 times, 1.5 s, in the kernel benchmark), and
+ * compressing fewer words is cheaper.
  *
- * <p>Positions (event indices in a thread's stream) on disk count the written words, so the writer
- * maps the positions the program's threads report (clock samples, chunk starts, a thread's event
- * count) from what was stored to what is written: a position moves up by the number of words
- * inserted before it. A thread reports a sample's position before the chunk holding that position
- * reaches the writer, so such a sample waits here until that chunk is written. Only the writer
- * thread calls this class.
+ * <p>Positions (event indices in a thread's stream) on disk count events, so the writer maps the
+ * positions the program's threads report (clock samples, chunk starts, a thread's event count)
+ * from stored words to events: a position moves up by the number of marked starts before it. A
+ * thread reports a sample's position before the chunk holding that position reaches the writer,
+ * so such a sample waits here until that chunk is written. Only the writer thread calls this class.
  */
 final class EntryBlocks {
     private static final int FLAGGED_START_MASK = (3 << EventLayout.TYPE_SHIFT) | EventLayout.START_ENTRY_IMPLIED;
     private static final int FLAGGED_START = (EventLayout.TYPE_METHOD_START << EventLayout.TYPE_SHIFT)
             | EventLayout.START_ENTRY_IMPLIED;
-    private static final int RECEIVER_MASK = (3 << EventLayout.TYPE_SHIFT) | (7 << EventLayout.SUBTYPE_SHIFT);
-    private static final int RECEIVER = EventLayout.EXT_RECEIVER << EventLayout.SUBTYPE_SHIFT;
 
     /** One thread's stream: how far it has been written and what waits for its next chunk. */
     private static final class Stream {
@@ -35,60 +36,35 @@ final class EntryBlocks {
     }
 
     private final Map<Integer, Stream> streams = new HashMap<>();
-    private int[] out = new int[2 * EventLayout.BUFFER_MAX_EVENTS];
-    /** The expanded chunk of the last {@link #expand}: words and count. */
-    int[] words;
-    int count;
-    /** Its first event, as written. */
+    /** The last chunk counted: the events its words stand for, and its first event. */
+    int events;
     long first;
-    /** First-block words written for the probes, over all streams. */
+    /** First blocks implied by marked starts, over all streams. */
     long insertedTotal;
 
     /**
-     * Expands a chunk of stored events of a stream that starts at stored position {@code storedFirst};
-     * the result is in {@link #words}, {@link #count} and {@link #first} (the input array itself
-     * when nothing was inserted). Clock records waiting for positions in it are added to {@code ready}.
+     * Counts a chunk of {@code n} stored words of a stream that starts at stored position
+     * {@code storedFirst}: sets {@link #events} and {@link #first}. Clock records waiting for
+     * positions in it are added to {@code ready}, mapped.
      */
-    void expand(int stream, int[] in, int n, long storedFirst, List<long[]> ready) {
+    void count(int stream, int[] in, int n, long storedFirst, List<long[]> ready) {
         Stream s = stream(stream);
         long base = s.inserted;
         first = storedFirst + base;
-        int i = 0;
-        while (i < n && (in[i] & FLAGGED_START_MASK) != FLAGGED_START) {
-            i++;
-        }
-        if (i == n) {
-            words = in;
-            count = n;
-        } else {
-            if (out.length < 2 * n) {
-                out = new int[2 * n];
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            if ((in[i] & FLAGGED_START_MASK) == FLAGGED_START) {
+                k++;
             }
-            System.arraycopy(in, 0, out, 0, i);
-            int j = i;
-            for (; i < n; i++) {
-                int w = in[i];
-                if ((w & FLAGGED_START_MASK) != FLAGGED_START) {
-                    out[j++] = w;
-                    continue;
-                }
-                int start = w & ~EventLayout.START_ENTRY_IMPLIED;
-                out[j++] = start;
-                if (i + 1 < n && (in[i + 1] & RECEIVER_MASK) == RECEIVER) {
-                    out[j++] = in[++i];
-                }
-                out[j++] = start + EventLayout.BLOCK_FROM_START;
-            }
-            words = out;
-            count = j;
         }
+        events = n + k;
         long storedEnd = storedFirst + n;
         if (!s.waiting.isEmpty()) {
             place(s, in, n, storedFirst, storedEnd, base, ready);
         }
-        s.inserted = base + (count - n);
-        insertedTotal += count - n;
+        s.inserted = base + k;
         s.storedEnd = storedEnd;
+        insertedTotal += k;
     }
 
     private Stream stream(int stream) {

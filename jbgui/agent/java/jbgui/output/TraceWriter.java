@@ -88,7 +88,7 @@ public final class TraceWriter implements Runnable {
         }
     }
 
-    /** Entry blocks the probes left to the writer, and the positions they move (writer thread only). */
+    /** Entry blocks the probes left out, and the positions they move (writer thread only). */
     private static final EntryBlocks ENTRY_BLOCKS = new EntryBlocks();
 
     private static final int STATIC_XML = 0;
@@ -456,17 +456,16 @@ public final class TraceWriter implements Runnable {
             STREAMS.put(ev.stream, out);
         }
         long began = System.nanoTime();
-        int[] words = ev.words;
         int count = ev.count;
         long first = ev.first;
         List<long[]> ready = new ArrayList<>(0);
         if (!shared) {
-            ENTRY_BLOCKS.expand(ev.stream, ev.words, ev.count, ev.first, ready);
-            words = ENTRY_BLOCKS.words;
-            count = ENTRY_BLOCKS.count;
+            ENTRY_BLOCKS.count(ev.stream, ev.words, ev.count, ev.first, ready);
+            count = ENTRY_BLOCKS.events;
             first = ENTRY_BLOCKS.first;
         }
-        int written = DISCARD ? 0 : ENCODER.writeChunk(out, words, count, first, ev.flags);
+        int filterBits = count > ev.count ? EventLayout.FILTER_ENTRY_BLOCKS : 0;
+        int written = DISCARD ? 0 : ENCODER.writeChunk(out, ev.words, ev.count, count, first, ev.flags, filterBits);
         encodeNanos += System.nanoTime() - began;
         events += count;
         chunks++;
@@ -592,7 +591,7 @@ public final class TraceWriter implements Runnable {
                 agentLog.write("info: writer encoded " + chunks + " chunks (" + events + " events) in "
                         + encodeNanos / 1_000_000 + " ms; recording threads waited for it " + waits + " times, "
                         + waitNanos / 1_000_000 + " ms in all; " + ENTRY_BLOCKS.insertedTotal
-                        + " of them first blocks the entry probes left to the writer\n");
+                        + " of them first blocks implied by their method's start\n");
             }
             for (OutputStream out : STREAMS.values()) {
                 out.close();

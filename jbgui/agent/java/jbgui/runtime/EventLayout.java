@@ -42,6 +42,12 @@ public final class EventLayout {
     public static final int CODEC_ZSTD = 2;
     public static final int FILTER_NONE = 0;
     public static final int FILTER_BYTE_PLANES = 1;
+    /**
+     * A bit of the filter byte: the payload holds start words marked START_ENTRY_IMPLIED, each of
+     * which the reader replaces with the start word and its method's first block word (after the
+     * receiver word, where one follows); the chunk's event count counts the words after that.
+     */
+    public static final int FILTER_ENTRY_BLOCKS = 2;
     public static final int CHUNK_FLAG_LAST = 1;
     public static final int CHUNK_FLAG_FINAL_FLUSH = 2;
     public static final int CHUNK_FLAG_LOST_BEFORE = 4;
@@ -71,9 +77,10 @@ public final class EventLayout {
 
     /**
      * Set in a start word by the entry probe of a method whose first block has no probe
-     * (jbgui.instr.BlockElision): the trace writer writes that block's word after the start's (and
-     * after the receiver's, where there is one) and clears the flag. Never on disk. A start word's
-     * block bits are otherwise 0.
+     * (jbgui.instr.BlockElision). It stays in the chunk's payload (FILTER_ENTRY_BLOCKS); readers
+     * put that block's word after the start's (and after the receiver's, where there is one) and
+     * clear the flag, so the events they see are those a probe in the block would have recorded.
+     * A start word's block bits are otherwise 0.
      */
     public static final int START_ENTRY_IMPLIED = 1;
 
