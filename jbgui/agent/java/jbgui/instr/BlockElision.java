@@ -42,13 +42,11 @@ final class BlockElision {
             }
         }
         for (TryCatchBlockNode tc : mn.tryCatchBlocks) {
-            int start = ba.labelIndex.get(tc.start);
-            int end = ba.labelIndex.get(tc.end);
-            int handler = ba.labelIndex.get(tc.handler);
-            if (handler == 0 || (start == 0 && end > 0 && start <= handler && handler < end)) {
+            if (ba.labelIndex.get(tc.handler) == 0) {
                 return false;
             }
         }
-        return true;
+        // In a range covering its own handler, the block's event is deferred (ProbeInserter).
+        return !ProbeInserter.selfCovered(mn, ba)[0];
     }
 }

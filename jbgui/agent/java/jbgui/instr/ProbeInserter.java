@@ -383,7 +383,7 @@ final class ProbeInserter {
     }
 
     /** Instructions inside a try range that covers its own handler. */
-    private static boolean[] selfCovered(MethodNode mn, BlockAnalysis ba) {
+    static boolean[] selfCovered(MethodNode mn, BlockAnalysis ba) {
         boolean[] covered = new boolean[ba.insns.length];
         for (TryCatchBlockNode tc : mn.tryCatchBlocks) {
             int start = ba.labelIndex.get(tc.start);
