@@ -8,7 +8,13 @@ new directory, and nothing used to remove the old ones (7.6 GB of them on a deve
 
 Each recording now prunes them in the background: a directory unused for :data:`MAX_UNUSED_DAYS`
 goes, and while all of them take more than :data:`BUDGET_BYTES` the least recently used go, never
-one used in the last :data:`RECENT_HOURS` (another JVM may be reading it). When a directory was
+one used in the last :data:`RECENT_HOURS` (another JVM may be reading it).
+
+A directory also keeps the program's own classes, read from jars and class directories, under
+``app/`` (``ClassCache.APP``). Those change with every build of the program, so within each
+directory they are held to :data:`APP_BUDGET_BYTES`, the least recently used going first: an
+entry's time is when it was written, or when a run last used it (the agent stamps an entry it
+serves when its time is a day old). An entry used in the last :data:`RECENT_HOURS` stays. When a directory was
 last used is the time of its ``last-used`` marker, which the agent stamps at every start
 (``ClassCache.markUsed``), else the directory's own time. Only directories named as the agent
 names them are touched; anything else there is left alone. Nothing here raises: a cache that
@@ -28,6 +34,8 @@ MARKER = "last-used"                # ClassCache.LAST_USED
 MAX_UNUSED_DAYS = 30
 BUDGET_BYTES = 2 << 30
 RECENT_HOURS = 1
+APP = "app"                         # ClassCache.APP
+APP_BUDGET_BYTES = 512 << 20
 # Transformer.cacheKey: "jdk" + feature version + "-" + CRC-32 + "-" + String.hashCode, in hex
 _KEY = re.compile(r"jdk\d+-[0-9a-f]{1,8}-[0-9a-f]{1,8}")
 
@@ -48,16 +56,47 @@ def _last_used(directory: Path) -> float:
         return directory.stat().st_mtime
 
 
+def _files(directory: Path) -> list[tuple[float, int, Path]]:
+    """(modified, size, path) of the files directly in ``directory``; none when it cannot be read."""
+    out = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_file(follow_symlinks=False):
+                        st = entry.stat(follow_symlinks=False)
+                        out.append((st.st_mtime, st.st_size, Path(entry.path)))
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    return out
+
+
 def _size(directory: Path) -> int:
-    total = 0
-    with os.scandir(directory) as entries:
-        for entry in entries:
-            try:
-                if entry.is_file(follow_symlinks=False):
-                    total += entry.stat(follow_symlinks=False).st_size
-            except OSError:
-                pass
-    return total
+    return sum(size for _t, size, _p in _files(directory)) + sum(size for _t, size, _p in _files(directory / APP))
+
+
+def prune_app(directory: Path, now: float | None = None, budget_bytes: int = APP_BUDGET_BYTES,
+              recent_hours: float = RECENT_HOURS) -> list[Path]:
+    """Within one cache directory, remove the program's class entries (``app/``) beyond the budget,
+    least recently used first, never one used in the last ``recent_hours``; returns them."""
+    now = time.time() if now is None else now
+    files = sorted(_files(directory / APP))
+    total = sum(size for _t, size, _p in files)
+    removed = []
+    for modified, size, path in files:
+        if total <= budget_bytes:
+            break
+        if now - modified <= recent_hours * 3600:
+            break               # sorted by time: every later one is as recent
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        removed.append(path)
+        total -= size
+    return removed
 
 
 def prune(classes_dir: Path, now: float | None = None, max_unused_days: float = MAX_UNUSED_DAYS,
@@ -82,6 +121,7 @@ def prune(classes_dir: Path, now: float | None = None, max_unused_days: float = 
         if now - used > max_unused_days * 86400:
             removed.append(d)
         else:
+            prune_app(d, now, recent_hours=recent_hours)
             kept.append((used, d))
     sizes = {d: _size(d) for _used, d in kept}
     total = sum(sizes.values())

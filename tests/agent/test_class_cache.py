@@ -193,3 +193,83 @@ def test_a_damaged_bundle_only_means_instrumenting_again(default_jdk, agent_jar,
     # Either way, the next run is served by a sound bundle again.
     _, line = record_hello(default_jdk, agent_jar, where, tmp_path / "next", cache)
     assert_served_by_bundle(line)
+
+
+# A program's own classes, read from a class directory, are cached too (under app/); a class it
+# defines from bytes as it runs is not; a class rebuilt with other code is instrumented afresh.
+APP = """
+import java.nio.file.*;
+
+public class App {
+    public static void main(String[] args) throws Exception {
+        System.out.println("sum " + Helper.sum(Integer.parseInt(args[0])));
+        byte[] bytes = Files.readAllBytes(Paths.get(args[1], "Gen.class"));
+        Class<?> gen = new ClassLoader(App.class.getClassLoader()) {
+            Class<?> define() { return defineClass("Gen", bytes, 0, bytes.length); }
+        }.define();
+        System.out.println(gen.getMethod("twice", int.class).invoke(null, 21));
+    }
+}
+"""
+HELPER = "public class Helper { static int sum(int n) { int s = 0; for (int i = 0; i < n; i++) s += %s; return s; } }\n"
+GEN = "public class Gen { public static int twice(int x) { return x + x; } }\n"
+
+
+def compile_app(jdk, where: Path, term: str) -> None:
+    (where / "gen").mkdir(parents=True, exist_ok=True)
+    (where / "App.java").write_text(APP)
+    (where / "Helper.java").write_text(HELPER % term)
+    (where / "gen" / "Gen.java").write_text(GEN)
+    subprocess.run([jdk.javac, "-d", str(where / "classes"), str(where / "App.java"), str(where / "Helper.java")],
+                   check=True)
+    subprocess.run([jdk.javac, "-d", str(where / "gen"), str(where / "gen" / "Gen.java")], check=True)
+
+
+def record_app(jdk, agent_jar, where: Path, out: Path, cache: Path) -> tuple[TraceDir, tuple[int, int]]:
+    """App recorded with this class cache, its classes verified; the trace and agent.log's count of
+    the program's classes the cache served, of those it instrumented."""
+    result = subprocess.run(
+        [jdk.java, "-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
+         f"-javaagent:{agent_jar}=out={out},cache={cache}", "-cp", str(where / "classes"), "App", "7",
+         str(where / "gen")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1] == "42"
+    log = (out / "agent.log").read_text()
+    assert "error" not in log, log
+    own = re.search(r"class cache served \d+ of \d+ classes loaded after start-up and instrumented "
+                    r"\(the program's own: (\d+) of (\d+)\)", log)
+    assert own, log
+    trace = TraceDir(out)
+    assert trace.complete
+    return trace, (int(own.group(1)), int(own.group(2)))
+
+
+def own_calls(trace: TraceDir) -> list[str]:
+    return [m for m in method_sequence(trace) if m.split(".")[0] in ("App", "App$1", "Helper", "Gen")]
+
+
+def test_the_programs_own_classes_come_from_the_cache_until_they_change(default_jdk, agent_jar, tmp_path):
+    compile_app(default_jdk, tmp_path, "i")
+    cache = tmp_path / "cache"
+    first, own = record_app(default_jdk, agent_jar, tmp_path, tmp_path / "t1", cache)
+    # App, App$1 and Helper come from the class directory; Gen from bytes the program read.
+    assert own == (0, 3)
+    (app_dir,) = cache.glob("*/app")
+    names = sorted(p.name.split("@")[0] for p in app_dir.iterdir())
+    assert names == ["App", "App$1", "Helper"]
+    assert "Gen" in {c.name for c in first.classes.values()}
+    second, own = record_app(default_jdk, agent_jar, tmp_path, tmp_path / "t2", cache)
+    assert own == (3, 3)
+    # Served from the cache, the program's classes record exactly what instrumenting them did.
+    calls = own_calls(first)
+    assert calls == own_calls(second)
+    assert calls.count("Helper.sum(I)I") == 1 and calls.count("Gen.twice(I)I") == 1
+    assert block_counts(first)["Helper.sum(I)I"] == block_counts(second)["Helper.sum(I)I"] > 0
+    da, db = described(first), described(second)
+    assert all(da[c] == db[c] for c in ("App", "App$1", "Helper", "Gen"))
+    # Helper rebuilt with another body: a new entry, instrumented afresh; the others still served.
+    compile_app(default_jdk, tmp_path, "i * 2")
+    third, own = record_app(default_jdk, agent_jar, tmp_path, tmp_path / "t3", cache)
+    assert own == (2, 3)
+    assert sorted(p.name.split("@")[0] for p in app_dir.iterdir()) == ["App", "App$1", "Helper", "Helper"]
+    assert described(third)["Helper"] != da["Helper"]

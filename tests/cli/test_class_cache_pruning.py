@@ -55,6 +55,31 @@ def test_unused_directories_go_then_the_least_recently_used_beyond_the_budget(tm
     assert CC.prune(tmp_path / "missing") == []
 
 
+def test_the_programs_classes_are_held_to_their_budget_least_recently_used_first(tmp_path):
+    now = time.time()
+    d = key_dir(tmp_path / "classes", "jdk17-1a2b3c4d-5e6f7a8b", 0.5, 10, now)
+    app = d / CC.APP
+    app.mkdir()
+    entries = {}
+    for name, days_ago in [("A", 40), ("B", 3), ("C", 2), ("D", 1), ("E", 0.01)]:
+        f = app / f"p.{name}@1-2-300.jbc"
+        f.write_bytes(b"\0" * 300)
+        t = now - days_ago * DAY
+        os.utime(f, (t, t))
+        entries[name] = f
+    # 1,500 bytes against a budget of 700: the oldest go until under it (A, B, C: 600 left)
+    removed = CC.prune_app(d, now=now, budget_bytes=700)
+    assert removed == [entries["A"], entries["B"], entries["C"]]
+    assert sorted(p.name for p in app.iterdir()) == ["p.D@1-2-300.jbc", "p.E@1-2-300.jbc"]
+    # one used within the hour stays even over the budget
+    assert CC.prune_app(d, now=now, budget_bytes=100) == [entries["D"]]
+    assert entries["E"].exists()
+    # the directory's size, which the budget over all directories weighs, counts app/ too
+    assert CC._size(d) == 10 + 300
+    # no app/ at all: nothing, no error
+    assert CC.prune_app(tmp_path / "elsewhere", now=now) == []
+
+
 def test_the_default_directory_is_the_agents(tmp_path):
     assert CC.default_dir({"JBGUI_CACHE": "/c"}) == Path("/c/classes")
     assert CC.default_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/jbgui/classes")

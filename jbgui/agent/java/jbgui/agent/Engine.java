@@ -80,6 +80,7 @@ public final class Engine {
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
                 + " ms: " + jbgui.instr.ClassInstrumenter.phaseSummary() + "; " + bundle + "); agent start-up "
                 + (System.nanoTime() - startNanos) / 1_000_000 + " ms");
+        cacheSummary = transformer;
         registerShutdownHook();
         Tracer.setActive(options.record);
     }
@@ -166,12 +167,20 @@ public final class Engine {
         }
     }
 
+    /** Says in agent.log, at the end, what the class cache served (null: no transformer yet). */
+    private static volatile Transformer cacheSummary;
+
     private static void registerShutdownHook() {
         // Anonymous classes, not lambdas: a lambda's first call bootstraps java.lang.invoke
         // (instrumented, at start-up), which cost tens of milliseconds of every traced run.
         final Runnable hook = new Runnable() {
             @Override
             public void run() {
+                Transformer t = cacheSummary;
+                String summary = t == null ? null : t.cacheSummary();
+                if (summary != null) {
+                    TraceWriter.log("info: " + summary);
+                }
                 TraceWriter.shutdown("shutdown");
             }
         };

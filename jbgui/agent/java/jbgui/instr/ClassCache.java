@@ -10,13 +10,20 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.zip.Adler32;
 import java.util.zip.CRC32;
 
 /**
- * Instrumented JDK classes kept on disk between runs ({@link CachedClass}). One directory per
+ * Instrumented classes kept on disk between runs ({@link CachedClass}). One directory per
  * (agent build, JDK, instrumentation options); one file per class, named after the class and the
  * CRC-32 and length of its original bytes, so a changed class file never meets a stale entry.
- * The classes the JVM loaded before the agent are also kept together in one bundle
+ * The JDK's classes are fixed for a given JDK; a program's classes read from the disk (jars, class
+ * directories: {@link ClassPlan#fromFile}) change as it is rebuilt, so theirs go under
+ * {@code app/}, are named with an Adler-32 of the original too (two independent checksums and the
+ * length for a class file that changes every build), and are pruned least recently used first by
+ * the recorder's front end (jbgui/launch/class_cache.py): a hit touches an entry not touched for a
+ * day. The classes the JVM loaded before the agent are also kept together in one bundle
  * ({@link CacheBundle}): start-up reads it once instead of some 900 files. Files are written to a
  * temporary name and renamed, so concurrent JVMs never read half a file. Any problem with the
  * cache only means instrumenting again.
@@ -44,13 +51,57 @@ public final class ClassCache {
         return (int) crc.getValue();
     }
 
-    private File file(String className, int crc, int length) {
-        String name = className.replace('/', '.');
-        if (name.length() > 180) {
-            name = name.substring(0, 100) + "~" + Integer.toHexString(name.hashCode());
+    /** The subdirectory of a program's own classes (read from the disk, not the JDK's). */
+    public static final String APP = "app";
+
+    /** Where one original class file's entry is: its name and checksums (see the class comment). */
+    static final class Key {
+        final String className;
+        final int crc;
+        final int length;
+        final boolean app;
+        final File file;
+
+        Key(File dir, String className, byte[] original, boolean app) {
+            this.className = className;
+            this.crc = crc(original);
+            this.length = original.length;
+            this.app = app;
+            String name = className.replace('/', '.');
+            if (name.length() > 180) {
+                name = name.substring(0, 100) + "~" + Integer.toHexString(name.hashCode());
+            }
+            String sums = Integer.toHexString(crc);
+            if (app) {
+                Adler32 adler = new Adler32();
+                adler.update(original, 0, original.length);
+                sums += "-" + Integer.toHexString((int) adler.getValue());
+            }
+            this.file = new File(app ? new File(dir, APP) : dir, name + "@" + sums + "-" + length + ".jbc");
         }
-        return new File(dir, name + "@" + Integer.toHexString(crc) + "-" + length + ".jbc");
     }
+
+    /** The key of a class's entry; {@code app}: a program's class rather than the JDK's. */
+    Key key(String className, byte[] original, boolean app) {
+        return new Key(dir, className, original, app);
+    }
+
+    // What served the classes of this run, for agent.log (summary): [JDK, app] x [served, instrumented afresh].
+    private final AtomicIntegerArray counts = new AtomicIntegerArray(4);
+
+    /** "class cache: N of M classes from the cache, K of them the program's" for agent.log. */
+    public String summary() {
+        int jdkServed = counts.get(0);
+        int jdkStored = counts.get(1);
+        int appServed = counts.get(2);
+        int appStored = counts.get(3);
+        return "class cache served " + (jdkServed + appServed) + " of " + (jdkServed + jdkStored + appServed + appStored)
+                + " classes loaded after start-up and instrumented (the program's own: " + appServed + " of "
+                + (appServed + appStored) + "); " + dir;
+    }
+
+    /** A day: an app entry used again after this long has its time stamped (pruning is by time). */
+    private static final long TOUCH_AFTER_MILLIS = 24L * 3600 * 1000;
 
     /**
      * Reads the bundle of the classes loaded before the agent, before they are retransformed.
@@ -148,19 +199,21 @@ public final class ClassCache {
      * The cached class for this original class file, or null. {@code crc} is the original's
      * CRC-32 ({@link #crc}); with {@code preloaded} the bundle is looked at first.
      */
-    CachedClass load(String className, byte[] original, int crc, boolean preloaded) {
+    CachedClass load(Key key, boolean preloaded) {
         if (!usable) {
             return null;
         }
-        CacheBundle b = preloaded ? bundle : null;
+        CacheBundle b = preloaded && !key.app ? bundle : null;
         if (b != null) {
-            CachedClass c = b.find(className, crc, original.length);
+            CachedClass c = b.find(key.className, key.crc, key.length);
             if (c != null) {
                 return c;
             }
         }
-        File f = file(className, crc, original.length);
-        if (!f.isFile()) {
+        File f = key.file;
+        long modified = f.lastModified();
+        if (modified == 0L) {
+            missed(key, preloaded);
             return null;
         }
         // FileInputStream, not java.nio.file.Files: NIO keeps a per-thread buffer cache that the
@@ -176,24 +229,42 @@ public final class ClassCache {
                 n += r;
             }
             CachedClass c = CachedClass.read(data);
-            c.originalCrc = crc;
-            c.originalLength = original.length;
+            c.originalCrc = key.crc;
+            c.originalLength = key.length;
+            if (!preloaded) {
+                counts.incrementAndGet(key.app ? 2 : 0);
+            }
+            if (key.app && System.currentTimeMillis() - modified > TOUCH_AFTER_MILLIS) {
+                f.setLastModified(System.currentTimeMillis());
+            }
             return c;
         } catch (IOException | RuntimeException e) {
             f.delete();
+            missed(key, preloaded);
             return null;
         }
     }
 
-    void store(String className, CachedClass c) {
+    /** The class is instrumented afresh (and stored once described, on the writer thread). */
+    private void missed(Key key, boolean preloaded) {
+        if (!preloaded) {
+            counts.incrementAndGet(key.app ? 3 : 1);
+        }
+    }
+
+    /** Keeps a class this run instrumented ({@code preloaded}: loaded before the agent). */
+    void store(Key key, CachedClass c, boolean preloaded) {
         if (!usable) {
             return;
         }
-        File f = file(className, c.originalCrc, c.originalLength);
-        File tmp = new File(dir, f.getName() + "." + jbgui.runtime.Config.pid() + ".tmp");
+        File f = key.file;
+        File where = f.getParentFile();
+        File tmp = new File(where, f.getName() + "." + jbgui.runtime.Config.pid() + ".tmp");
         try {
-            if (!dir.isDirectory() && !dir.mkdirs() && !dir.isDirectory()) {
-                usable = false;
+            if (!where.isDirectory() && !where.mkdirs() && !where.isDirectory()) {
+                if (!key.app) {
+                    usable = false;
+                }
                 return;
             }
             try (OutputStream out = new BufferedOutputStream(new FileOutputStream(tmp), 1 << 16)) {

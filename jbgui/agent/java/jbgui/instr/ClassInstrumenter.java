@@ -54,7 +54,7 @@ public final class ClassInstrumenter {
 
     private ClassCache cache;
 
-    /** Keep instrumented JDK classes on disk between runs (null: never). */
+    /** Keep instrumented classes on disk between runs (null: never): the JDK's, and the program's read from the disk. */
     public void setCache(ClassCache cache) {
         this.cache = cache;
     }
@@ -94,10 +94,11 @@ public final class ClassInstrumenter {
      * instruments it directly).
      */
     private InstrumentResult instrumentRelocatable(final byte[] original, final ClassPlan plan, MethodIds ids) {
-        final boolean cacheable = cache != null && plan.jdk;
+        final boolean cacheable = cache != null && (plan.jdk || plan.fromFile);
         long t0 = System.nanoTime();
-        int crc = cacheable ? ClassCache.crc(original) : 0;
-        CachedClass c = cacheable ? cache.load(plan.name, original, crc, plan.preloaded) : null;
+        final ClassCache.Key key = cacheable ? cache.key(plan.name, original, !plan.jdk) : null;
+        int crc = cacheable ? key.crc : 0;
+        CachedClass c = cacheable ? cache.load(key, plan.preloaded) : null;
         PHASE_NANOS.addAndGet(5, System.nanoTime() - t0);
         final boolean fresh = c == null;
         if (c == null) {
@@ -118,7 +119,7 @@ public final class ClassInstrumenter {
         result.instrumented = true;
         result.firstMethodId = base;
         result.warnings.addAll(c.warnings);
-        if (cacheable && plan.preloaded) {
+        if (cacheable && plan.preloaded && plan.jdk) {
             cache.notePreloaded(plan.name, cc, cc.fromBundle);
         }
         result.xml = new jbgui.output.XmlFragment() {
@@ -138,7 +139,7 @@ public final class ClassInstrumenter {
                     again.writeTo(out, plan, base, status);
                 }
                 if (cacheable && fresh) {
-                    cache.store(plan.name, cc);
+                    cache.store(key, cc, plan.preloaded);
                 }
                 PHASE_NANOS.addAndGet(4, System.nanoTime() - t3);
             }

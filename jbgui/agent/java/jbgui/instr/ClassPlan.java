@@ -18,6 +18,12 @@ public final class ClassPlan {
     public final String module;
     public final boolean preloaded;
     public final boolean jdk;
+    /**
+     * The class file was read from the disk (a jar or a class directory: its code source is a
+     * {@code file:} location), so the same bytes come again in the next run and its instrumentation
+     * is worth keeping ({@link ClassCache}); false for classes a program generates as it runs.
+     */
+    public final boolean fromFile;
     public final Mode mode;
     public final String reason;
 
@@ -27,7 +33,7 @@ public final class ClassPlan {
     }
 
     public ClassPlan(int classId, String name, int loaderId, String loader, String module, boolean preloaded,
-                     boolean jdk, Mode mode, String reason) {
+                     boolean jdk, boolean fromFile, Mode mode, String reason) {
         this.classId = classId;
         this.name = name;
         this.loaderId = loaderId;
@@ -35,6 +41,7 @@ public final class ClassPlan {
         this.module = module;
         this.preloaded = preloaded;
         this.jdk = jdk;
+        this.fromFile = fromFile;
         this.mode = mode;
         this.reason = reason;
     }
