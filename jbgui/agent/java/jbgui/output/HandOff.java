@@ -1,6 +1,5 @@
 package jbgui.output;
 
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * The writer's queue, filled by recording threads, which are the program's own threads.
@@ -11,18 +10,18 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * up. A program that checked its condition and is about to park (FutureTask.get, AQS, every
  * java.util.concurrent waiter) then sleeps through the wake-up it was given: a traced program
  * hung about once in 175 runs of tests/programs/multithread, in FutureTask.get with its task
- * done. So producers add to a lock-free queue and wake the writer through a monitor
+ * done. So producers add to a queue guarded by a monitor ({@link Fifo}) and wake the writer through a monitor
  * ({@code Object.wait}/{@code notifyAll} block on a thread's monitor event, not on the permit),
  * and only when the writer said it is about to sleep.
  */
 final class HandOff {
-    private final ConcurrentLinkedQueue<Object> items = new ConcurrentLinkedQueue<>();
+    private final Fifo<Object> items = new Fifo<>(Integer.MAX_VALUE);
     private final Object bell = new Object();
     private volatile boolean sleeping;
 
     /** Queues {@code item}; never parks (called by the program's threads). */
     void add(Object item) {
-        items.add(item);
+        items.offer(item);
         if (sleeping) {
             synchronized (bell) {
                 bell.notifyAll();

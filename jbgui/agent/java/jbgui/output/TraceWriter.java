@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 import jbgui.runtime.EventLayout;
 import jbgui.runtime.ThreadRegistry;
@@ -98,7 +97,8 @@ public final class TraceWriter implements Runnable {
 
     // Filled by the program's threads: a queue that never parks them (see HandOff).
     private static final HandOff QUEUE = new HandOff();
-    private static final ConcurrentLinkedQueue<int[]> POOL = new ConcurrentLinkedQueue<>();
+    // Full-size buffers the writer has encoded, for the program's threads to fill again.
+    private static final Fifo<int[]> POOL = new Fifo<>(32);
     private static final Object FLOW = new Object();
     private static long inFlightBytes;
     private static long maxInFlightBytes = 64L << 20;
@@ -404,8 +404,8 @@ public final class TraceWriter implements Runnable {
                 inFlightBytes -= 4L * ev.count;
                 FLOW.notifyAll();
             }
-            if (ev.recycle && ev.words.length == EventLayout.BUFFER_MAX_EVENTS && POOL.size() < 32) {
-                POOL.add(ev.words);
+            if (ev.recycle && ev.words.length == EventLayout.BUFFER_MAX_EVENTS) {
+                POOL.offer(ev.words);
             }
         } else if (item instanceof Text) {
             Text t = (Text) item;
