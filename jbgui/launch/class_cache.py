@@ -1,6 +1,6 @@
-"""Keeping the agent's cache of instrumented JDK classes bounded.
+"""Keeping the agent's cache of instrumented classes bounded.
 
-The agent keeps the JDK classes it instrumented between runs (README, "cache" option), in one
+The agent keeps the classes it instrumented between runs (README, "cache" option), in one
 directory per agent build, JDK and set of instrumentation options under ``$JBGUI_CACHE/classes``
 (else ``$XDG_CACHE_HOME/jbgui/classes``, else ``~/.cache/jbgui/classes``; the agent's
 ``Options.defaultCacheDir``): about 100 MB each. A new jbgui, a JDK update or other options make a
