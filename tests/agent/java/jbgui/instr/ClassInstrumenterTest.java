@@ -18,7 +18,7 @@ import org.objectweb.asm.util.CheckClassAdapter;
 /** Instrumenting a class: verifiable code, probes into the runtime, ids allocated in order. */
 class ClassInstrumenterTest {
     private static ClassPlan plan(ClassPlan.Mode mode) {
-        return new ClassPlan(7, "jbgui/instr/Targets", 0, "app", null, false, false, mode, null);
+        return new ClassPlan(7, "jbgui/instr/Targets", 0, "app", null, false, false, false, mode, null);
     }
 
     private static InstrumentResult instrument(InstrumentOptions options, MethodIds ids) {
@@ -161,7 +161,7 @@ class ClassInstrumenterTest {
         }
         cw.visitEnd();
         byte[] original = cw.toByteArray();
-        ClassPlan plan = new ClassPlan(9, "jbgui/instr/Many", 0, "app", null, false, false, ClassPlan.Mode.TRACE, null);
+        ClassPlan plan = new ClassPlan(9, "jbgui/instr/Many", 0, "app", null, false, false, false, ClassPlan.Mode.TRACE, null);
         InstrumentResult r = new ClassInstrumenter(InstrumentOptions.builder().build()).instrument(original, plan,
                 new MethodIds(40));
         assertTrue(r.instrumented);
