@@ -252,8 +252,8 @@ public final class ClassCache {
         }
     }
 
-    /** Keeps a class this run instrumented ({@code preloaded}: loaded before the agent). */
-    void store(Key key, CachedClass c, boolean preloaded) {
+    /** Keeps a class this run instrumented. */
+    void store(Key key, CachedClass c) {
         if (!usable) {
             return;
         }

@@ -139,7 +139,7 @@ public final class ClassInstrumenter {
                     again.writeTo(out, plan, base, status);
                 }
                 if (cacheable && fresh) {
-                    cache.store(key, cc, plan.preloaded);
+                    cache.store(key, cc);
                 }
                 PHASE_NANOS.addAndGet(4, System.nanoTime() - t3);
             }
