@@ -21,35 +21,61 @@ import jdk.internal.misc.Unsafe;
 public final class ThreadObjects {
     private ThreadObjects() {}
 
-    private static Unsafe unsafe;
-    /** Offset of {@code Thread.holder}; -1 before JDK 19, where the status is a field of Thread itself. */
-    private static long holderOffset = -1;
+    // Constants, so that the JIT reads Thread.tid as the field it is (a known offset) and stores
+    // into a buffer without a range check. Set when the class is initialized: by init(), after
+    // the engine has exported jdk.internal.misc to the runtime.
+    private static final Unsafe U = Unsafe.getUnsafe();
     /** Offset of {@code Thread.tid} (JDK 17 to 25 at least). */
-    private static long tidOffset;
+    private static final long TID = U.objectFieldOffset(Thread.class, "tid");
+    /** Offset of {@code Thread.holder}; -1 before JDK 19, where the status is a field of Thread itself. */
+    private static final long HOLDER = holderOffset();
+    private static final long INT_BASE = intArrayBase();
+    private static final int INT_SHIFT = 2;
 
-    /** Called once by the engine before tracing starts. */
-    public static void init() {
-        tidOffset = Unsafe.getUnsafe().objectFieldOffset(Thread.class, "tid");
-        unsafe = Unsafe.getUnsafe();
+    private static long holderOffset() {
         try {
-            holderOffset = unsafe.objectFieldOffset(Thread.class, "holder");
+            return U.objectFieldOffset(Thread.class, "holder");
         } catch (RuntimeException | InternalError e) {
-            holderOffset = -1;
+            return -1;
+        }
+    }
+
+    /** Unsafe.arrayBaseOffset(int[].class), which returns an int up to JDK 22 and a long since. */
+    private static long intArrayBase() {
+        try {
+            Object base = Unsafe.class.getMethod("arrayBaseOffset", Class.class).invoke(U, int[].class);
+            return ((Number) base).longValue();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("Unsafe.arrayBaseOffset: " + e, e);
+        }
+    }
+
+    /** Called once by the engine before tracing starts: initializes the class. */
+    public static void init() {
+        if (TID < 0) {
+            throw new IllegalStateException("Thread.tid not found");
         }
     }
 
     /**
      * The thread's id ({@code Thread.tid}, read without running traced code: {@code getId()} is
-     * traced and may be overridden); 0 before {@link #init}. Small enough to inline.
+     * traced and may be overridden). Small enough to inline.
      */
     static long id(Thread thread) {
-        Unsafe u = unsafe;
-        return u == null ? 0 : u.getLong(thread, tidOffset);
+        return U.getLong(thread, TID);
+    }
+
+    /**
+     * {@code buffer[index & (buffer.length - 1)] = value} without the range check the JIT keeps for
+     * that expression (it cannot tell that the masked index is in bounds): a branch to a trap, with
+     * the frame's state, in every compiled block probe. The buffer's length is a power of two.
+     */
+    static void store(int[] buffer, int index, int value) {
+        U.putInt(buffer, INT_BASE + ((long) (index & (buffer.length - 1)) << INT_SHIFT), value);
     }
 
     /** False while the constructor of {@code thread} has not yet given it its status holder. */
     static boolean canBlock(Thread thread) {
-        long offset = holderOffset;
-        return offset < 0 || unsafe.getReference(thread, offset) != null;
+        return HOLDER < 0 || U.getReference(thread, HOLDER) != null;
     }
 }

@@ -172,9 +172,8 @@ public final class ThreadTrace {
      * slack, which {@link #flush} then reports as lost instead of writing past the buffer).
      */
     void putUnchecked(int event) {
-        int[] b = buf;
         int p = pos;
-        b[p & (b.length - 1)] = event;
+        ThreadObjects.store(buf, p, event);
         pos = p + 1;
     }
 

@@ -84,9 +84,8 @@ public final class Tracer {
                 t.put(event);
                 return;
             }
-            int[] b = t.buf;
             int p = t.pos;
-            b[p & (b.length - 1)] = event;
+            ThreadObjects.store(t.buf, p, event);
             t.pos = p + 1;
         }
     }
@@ -94,9 +93,8 @@ public final class Tracer {
     /** A block that tests for a full buffer (ThreadTrace.put, written out here): a loop's head, a handler, a block of a long method. */
     public static void blockChecked(ThreadTrace t, int start, int index) {
         if (BLOCKS) {
-            int[] b = t.buf;
             int p = t.pos;
-            b[p & (b.length - 1)] = start + EventLayout.BLOCK_FROM_START + index;
+            ThreadObjects.store(t.buf, p, start + EventLayout.BLOCK_FROM_START + index);
             if ((t.pos = p + 1) >= t.limit) {
                 t.overflow();
             }
@@ -106,9 +104,8 @@ public final class Tracer {
     /** Before a return: the method's end (ThreadTrace.put, written out here), which tests for a full buffer. */
     public static void exit(ThreadTrace t, int start) {
         if (END) {
-            int[] b = t.buf;
             int p = t.pos;
-            b[p & (b.length - 1)] = start + EventLayout.END_FROM_START;
+            ThreadObjects.store(t.buf, p, start + EventLayout.END_FROM_START);
             if ((t.pos = p + 1) >= t.limit) {
                 t.overflow();
             }
