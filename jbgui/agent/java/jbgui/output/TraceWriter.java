@@ -9,9 +9,7 @@ import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 import jbgui.runtime.EventLayout;
 import jbgui.runtime.ThreadRegistry;
@@ -115,7 +113,10 @@ public final class TraceWriter implements Runnable {
     private static boolean shared;
 
     // Writer-thread state.
-    private static final Map<Integer, OutputStream> STREAMS = new HashMap<>();
+    /** Open stream files by thread index (shared mode: 0 only); an array, not a map: see ClockRecords. */
+    private static OutputStream[] STREAMS = new OutputStream[64];
+    /** Clock records mapped and ready to be written (the writer thread's only). */
+    private static final ClockRecords READY = new ClockRecords();
     private static OutputStream staticXml;
     private static Writer threadsJsonl;
     private static Writer agentLog;
@@ -379,9 +380,8 @@ public final class TraceWriter implements Runnable {
                     handle(item);
                 }
             }
-            List<long[]> left = new ArrayList<>();
-            ENTRY_BLOCKS.drain(left);
-            writeRecords(left);
+            ENTRY_BLOCKS.drain(READY);
+            READY.writeTo(clockBin);
         } catch (Throwable e) {
             System.err.println("jbgui agent: the trace writer failed: " + e + " (the trace is incomplete)");
             stopped = true;
@@ -440,7 +440,7 @@ public final class TraceWriter implements Runnable {
     private static void writeEvents(Events ev) throws IOException {
         // Static information first: events may refer to classes whose description is still queued.
         staticXml.flush();
-        OutputStream out = STREAMS.get(ev.stream);
+        OutputStream out = openStream(ev.stream);
         if (out == null) {
             String name = shared ? "shared.jbt" : streamFileName(ev.stream);
             out = new FileOutputStream(new File(new File(dir, "events"), name), true);
@@ -453,12 +453,12 @@ public final class TraceWriter implements Runnable {
             Bytes.putLong(header, 16, System.nanoTime());
             out.write(header);
             eventBytes += header.length;
-            STREAMS.put(ev.stream, out);
+            setStream(ev.stream, out);
         }
         long began = System.nanoTime();
         int count = ev.count;
         long first = ev.first;
-        List<long[]> ready = new ArrayList<>(0);
+        ClockRecords ready = READY;
         if (!shared) {
             ENTRY_BLOCKS.count(ev.stream, ev.words, ev.count, ev.first, ready);
             count = ENTRY_BLOCKS.events;
@@ -470,11 +470,11 @@ public final class TraceWriter implements Runnable {
         events += count;
         chunks++;
         eventBytes += written;
-        writeRecords(ready);
-        writeRecords(List.of(new long[] {shared ? 0 : ev.stream, first + count, ev.nanos, EventLayout.CLOCK_FLAG_EXACT}));
+        ready.add(shared ? 0 : ev.stream, first + count, ev.nanos, EventLayout.CLOCK_FLAG_EXACT);
+        ready.writeTo(clockBin);
         if ((ev.flags & EventLayout.CHUNK_FLAG_LAST) != 0) {
             out.close();
-            STREAMS.remove(ev.stream);
+            setStream(ev.stream, null);
         }
     }
 
@@ -490,32 +490,29 @@ public final class TraceWriter implements Runnable {
 
     /** Clock records of stored positions: mapped to written ones (EntryBlocks) before they are written. */
     private static void writeClock(Clock c) throws IOException {
-        List<long[]> ready = new ArrayList<>(c.count);
+        ClockRecords ready = READY;
+        long[] r = c.records;
         for (int i = 0; i < c.count; i++) {
-            long[] r = java.util.Arrays.copyOfRange(c.records, 4 * i, 4 * i + 4);
+            int at = 4 * i;
             if (shared) {
-                ready.add(r);
+                ready.add(r[at], r[at + 1], r[at + 2], r[at + 3]);
             } else {
-                ENTRY_BLOCKS.clock(r, ready);
+                ENTRY_BLOCKS.clock(r[at], r[at + 1], r[at + 2], r[at + 3], ready);
             }
         }
-        writeRecords(ready);
+        ready.writeTo(clockBin);
     }
 
-    /** Clock records {stream, position, nanos, flags} whose positions count written events. */
-    private static void writeRecords(List<long[]> records) throws IOException {
-        if (records.isEmpty()) {
-            return;
+    /** The stream file of a thread (by index; shared mode: 0), or null while none is open. */
+    private static OutputStream openStream(int stream) {
+        return stream < STREAMS.length ? STREAMS[stream] : null;
+    }
+
+    private static void setStream(int stream, OutputStream out) {
+        if (stream >= STREAMS.length) {
+            STREAMS = java.util.Arrays.copyOf(STREAMS, Math.max(2 * STREAMS.length, stream + 1));
         }
-        byte[] b = new byte[records.size() * EventLayout.CLOCK_RECORD_SIZE];
-        int k = 0;
-        for (long[] r : records) {
-            for (int i = 0; i < 4; i++) {
-                Bytes.putLong(b, k, r[i]);
-                k += 8;
-            }
-        }
-        clockBin.write(b);
+        STREAMS[stream] = out;
     }
 
     /** Flushes the text files and finishes the streams of threads that have ended. */
@@ -593,8 +590,10 @@ public final class TraceWriter implements Runnable {
                         + waitNanos / 1_000_000 + " ms in all; " + ENTRY_BLOCKS.insertedTotal
                         + " of them first blocks implied by their method's start\n");
             }
-            for (OutputStream out : STREAMS.values()) {
-                out.close();
+            for (OutputStream out : STREAMS) {
+                if (out != null) {
+                    out.close();
+                }
             }
             staticXml.write("</static_information>\n".getBytes(StandardCharsets.UTF_8));
             staticXml.close();
