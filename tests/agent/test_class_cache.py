@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lxml import etree
 
 from jbgui.model.check import ERROR, FATAL, WARNING, run_check
 
@@ -65,12 +66,12 @@ def class_loads(trace: TraceDir) -> list[str]:
     return [trace.classes[int(c)].name for c in td.values(loads)]
 
 
-def record_hello(jdk, agent_jar, classes: Path, out: Path, cache: Path) -> tuple[TraceDir, str]:
-    """Hello recorded with this class cache, its classes verified; the trace and agent.log's
-    line about the bundle of the classes loaded before the agent."""
+def record_hello(jdk, agent_jar, classes: Path, out: Path, cache: Path, verify: bool = True) -> tuple[TraceDir, str]:
+    """Hello recorded with this class cache, its classes verified (unless not ``verify``); the
+    trace and agent.log's line about the bundle of the classes loaded before the agent."""
+    checks = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal"] if verify else []
     result = subprocess.run(
-        [jdk.java, "-XX:+UnlockDiagnosticVMOptions", "-XX:+BytecodeVerificationLocal",
-         f"-javaagent:{agent_jar}=out={out},cache={cache}", "-cp", str(classes), "Hello"],
+        [jdk.java, *checks, f"-javaagent:{agent_jar}=out={out},cache={cache}", "-cp", str(classes), "Hello"],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello 012\n"
@@ -205,6 +206,95 @@ def test_a_damaged_bundle_only_means_instrumenting_again(default_jdk, agent_jar,
     # Either way, the next run is served by a sound bundle again.
     _, line = record_hello(default_jdk, agent_jar, where, tmp_path / "next", cache)
     assert_served_by_bundle(line)
+
+
+# The classes loaded before the agent get the same class and method ids in every run (reserved in
+# name order), so their part of static.xml is copied from the cache (jbgui.instr.PreloadedLayout).
+LAYOUT_LINE = re.compile(r"static\.xml of (\d+) classes loaded before the agent "
+                         r"(copied from the class cache|written class by class \(([^,)]*))")
+
+
+def layout_line(trace: TraceDir) -> tuple[int, str]:
+    """How agent.log says the classes loaded before the agent were described: (count, how)."""
+    found = LAYOUT_LINE.search((trace.path / "agent.log").read_text())
+    assert found, (trace.path / "agent.log").read_text()
+    return int(found.group(1)), found.group(3) or found.group(2)
+
+
+def preloaded_elements(trace: TraceDir) -> dict[str, bytes]:
+    """The <class> elements, as written, of the classes static.xml says were loaded before the agent."""
+    out = {}
+    for _, el in etree.iterparse(str(trace.path / "static.xml"), tag="class", resolve_entities=False):
+        if el.get("preloaded") == "true":
+            out[el.get("name")] = etree.tostring(el)
+        el.clear()
+    return out
+
+
+def assert_same_preloaded_elements(a: TraceDir, b: TraceDir) -> None:
+    """Byte for byte the same descriptions, ids included, save the agent's own JDK classes (the
+    instrumentation package's, described but never instrumented, so not numbered in advance)."""
+    ea, eb = preloaded_elements(a), preloaded_elements(b)
+    assert ea.keys() == eb.keys() and len(ea) > 300
+    differing = sorted(n for n in ea if ea[n] != eb[n])
+    assert all(n.startswith("sun/instrument/") for n in differing), differing
+
+
+def assert_sound(trace: TraceDir) -> None:
+    report = run_check(trace.path)
+    problems = [f.format() for f in report.findings if f.severity in (ERROR, WARNING, FATAL)]
+    assert not problems, "\n".join(problems)
+
+
+# Without -XX:+BytecodeVerificationLocal here: under it the JVM loads other classes before the
+# agent, and HotSpot reconstitutes a few classes with other bytes from run to run (see
+# assert_served_by_bundle); a class whose original bytes differ is described anew, so the copy
+# would serve only some runs.
+@pytest.fixture(scope="module")
+def kept_layout(default_jdk, agent_jar, tmp_path_factory):
+    """A class cache filled by one unverified run of hello world, and the run after it, which
+    described the classes loaded before the agent class by class and kept them as the copy."""
+    where = tmp_path_factory.mktemp("layout")
+    compile_hello(default_jdk, where)
+    cache = where / "cache"
+    filling, _ = record_hello(default_jdk, agent_jar, where, where / "filling", cache, verify=False)
+    assert LAYOUT_LINE.search((filling.path / "agent.log").read_text()) is None  # no bundle yet: nothing reserved
+    forget_the_programs_classes(cache)
+    kept, _ = record_hello(default_jdk, agent_jar, where, where / "keeping", cache, verify=False)
+    count, how_kept = layout_line(kept)
+    assert count > 300 and how_kept == "kept in the class cache for the next run"
+    return where, kept, count
+
+
+@pytest.mark.parametrize("how", [None, "flipped", "other-ids"])
+def test_the_descriptions_of_classes_loaded_before_the_agent_come_from_the_cache(default_jdk, agent_jar, kept_layout,
+                                                                                 tmp_path, how):
+    where, kept, count = kept_layout
+    cache = tmp_path / "cache"
+    shutil.copytree(where / "cache", cache)
+    forget_the_programs_classes(cache)
+    (copy,) = cache.rglob("preloaded-xml.jbx")
+    data = bytearray(copy.read_bytes())
+    assert len(data) > 1_000_000
+    if how == "flipped":      # a damaged copy: its checksum no longer matches
+        data[len(data) // 2] ^= 0x20
+    elif how == "other-ids":  # a copy made with other ids (its signature, bytes 8-15, is not this run's)
+        data[15] ^= 0x01
+    copy.write_bytes(bytes(data))
+    trace, _ = record_hello(default_jdk, agent_jar, where, tmp_path / "again", cache, verify=False)
+    assert trace.complete
+    assert_sound(trace)
+    assert_same_trace(kept, trace)
+    assert_same_preloaded_elements(kept, trace)
+    if how is None:
+        assert layout_line(trace) == (count, "copied from the class cache")
+    else:
+        # Not used: described class by class again, and kept again for the next run.
+        assert layout_line(trace) == (count, "kept in the class cache for the next run")
+        forget_the_programs_classes(cache)
+        after, _ = record_hello(default_jdk, agent_jar, where, tmp_path / "after", cache, verify=False)
+        assert layout_line(after) == (count, "copied from the class cache")
+        assert_same_preloaded_elements(kept, after)
 
 
 # A program's own classes, read from a class directory, are cached too (under app/); a class it

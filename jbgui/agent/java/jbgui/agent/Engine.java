@@ -75,6 +75,7 @@ public final class Engine {
         long began = System.nanoTime();
         transformer.openCacheBundle();
         retransformLoaded(inst, transformer);
+        transformer.layoutDone();
         String bundle = transformer.preloadedDone();
         TraceWriter.log("info: retransformed " + transformer.preloadedCount + " classes loaded before the agent in "
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
@@ -122,6 +123,7 @@ public final class Engine {
             }
         }
         transformer.preloadedCount = todo.size();
+        transformer.reserveLayout(todo);
         // Two threads: the transformer's work (parsing, probing, writing class files) runs in the
         // thread that asks for the retransformation, so the second core shortens start-up.
         final List<Class<?>> second = new ArrayList<>();

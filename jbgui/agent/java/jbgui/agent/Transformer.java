@@ -179,6 +179,74 @@ final class Transformer implements ClassFileTransformer {
         return true;
     }
 
+    /** In {@link #described}: a class described as not instrumented, to be left so if retransformed again. */
+    private static final int LEFT_ALONE = -1;
+
+    /** The numbering reserved for the classes loaded before the agent, during their retransformation; else null. */
+    private volatile jbgui.instr.PreloadedLayout layout;
+
+    /**
+     * Before the retransformation of the classes loaded before the agent: reserves, in name
+     * order, the class id and method ids of every one the cache's bundle holds, so that their
+     * part of static.xml comes out the same in every run (PreloadedLayout).
+     */
+    void reserveLayout(java.util.List<Class<?>> todo) {
+        if (cache == null || todo.isEmpty()) {
+            return;
+        }
+        Class<?>[] sorted = todo.toArray(new Class<?>[0]);
+        java.util.Arrays.sort(sorted, new java.util.Comparator<Class<?>>() {
+            @Override
+            public int compare(Class<?> a, Class<?> b) {
+                return a.getName().compareTo(b.getName());
+            }
+        });
+        jbgui.instr.PreloadedLayout l = new jbgui.instr.PreloadedLayout(cache.directory(), sorted.length);
+        for (Class<?> c : sorted) {
+            Module m = c.getModule();
+            if (c.getClassLoader() != null || !m.isNamed() || !systemModules.contains(m.getName())) {
+                continue; // the bundle holds the runtime image's boot classes only
+            }
+            String name = c.getName().replace('.', '/');
+            int idCount = cache.bundledIdCount(name);
+            if (idCount < 0) {
+                continue;
+            }
+            int base = MethodSpace.INSTANCE.allocate(idCount);
+            if (base < 0) {
+                break; // the id space is full: the rest is numbered (or not) as it comes
+            }
+            l.add(name, ClassRegistry.register(null, name), base, idCount);
+        }
+        layout = l.size() > 0 ? l : null;
+    }
+
+    /**
+     * After that retransformation: queues the reserved classes' part of static.xml, and describes
+     * the classes the JVM never handed to the transformer as not instrumented.
+     */
+    void layoutDone() {
+        jbgui.instr.PreloadedLayout l = layout;
+        layout = null;
+        if (l == null) {
+            return;
+        }
+        for (jbgui.instr.PreloadedLayout.Slot s : l.unfilled()) {
+            described.put(s.classId, LEFT_ALONE);
+            TraceWriter.log("error: " + s.name + " was loaded before the agent and never reached its transformer;"
+                    + " described as not instrumented");
+            TraceWriter.staticInfo(jbgui.output.ClassElement.uninstrumented(s.classId, s.name, 0,
+                    ClassRegistry.describe(null), "error", true, false, false, false));
+            TraceWriter.classDescribed(ClassRegistry.classCount(), MethodSpace.INSTANCE.used(), false, false);
+        }
+        TraceWriter.staticInfo(l.fragment(new jbgui.instr.PreloadedLayout.Log() {
+            @Override
+            public void line(String text) {
+                TraceWriter.log("info: " + text);
+            }
+        }));
+    }
+
     void retransformFailed(Class<?> c, Throwable e) {
         TraceWriter.log("error: could not retransform " + c.getName() + ": " + e);
     }
@@ -243,17 +311,35 @@ final class Transformer implements ClassFileTransformer {
             reason = "filtered";
         }
         Integer knownIds = described.get(classId);
+        if (knownIds != null && knownIds == LEFT_ALONE) {
+            return null;
+        }
         ClassPlan plan = new ClassPlan(classId, className, ClassRegistry.loaderId(loader),
                 ClassRegistry.describe(loader), module != null && module.isNamed() ? module.getName() : null,
                 preloaded, jdk, !jdk && fromFile(domain), mode, reason);
-        jbgui.instr.MethodIds ids = knownIds == null ? MethodSpace.INSTANCE : new jbgui.instr.MethodIds(knownIds);
+        jbgui.instr.PreloadedLayout layout = this.layout;
+        jbgui.instr.PreloadedLayout.Slot slot = knownIds == null && preloaded && layout != null ? layout.slot(classId) : null;
+        jbgui.instr.MethodIds ids = knownIds != null ? new jbgui.instr.MethodIds(knownIds)
+                : slot != null ? new jbgui.instr.MethodIds(slot.firstId) : MethodSpace.INSTANCE;
         InstrumentResult result = instrumenter.instrument(bytes, plan, ids);
+        if (slot != null && !(result.instrumented && result.firstMethodId == slot.firstId
+                && ids.used() == slot.firstId + slot.idCount - 1)) {
+            // Not the numbering reserved for it (the bundle's entry did not serve it, and the class
+            // came out otherwise): numbered afresh, and the cached copy of static.xml is not this run's.
+            layout.breakLayout(className + " did not take its reserved ids");
+            slot = null;
+            result = instrumenter.instrument(bytes, plan, MethodSpace.INSTANCE);
+        }
         if (DUMP != null && className.startsWith(DUMP_PREFIX)) {
             dump(className, bytes, result.bytes);
         }
         if (knownIds == null) {
             described.put(classId, result.firstMethodId);
-            TraceWriter.staticInfo(result.xml);
+            if (slot != null) {
+                layout.fill(slot, result.xml, result.originalCrc);
+            } else {
+                TraceWriter.staticInfo(result.xml);
+            }
             TraceWriter.classDescribed(ClassRegistry.classCount(), MethodSpace.INSTANCE.used(), result.instrumented,
                     result.exhausted);
         }

@@ -163,6 +163,16 @@ final class CacheBundle {
         return count;
     }
 
+    /** The number of method ids the bundle's entry for this class takes, or -1 when there is none. */
+    int idCount(String name) {
+        int p = position(name);
+        if (p < 0 || p + 16 + 16 > classes.length) {
+            return -1;
+        }
+        int n = CachedClass.getInt(classes, p + 16 + 12);
+        return n < 0 ? -1 : n;
+    }
+
     /** The class, when the bundle holds it for exactly this original class file; else null. */
     CachedClass find(String name, int crc, int length) {
         int p = position(name);

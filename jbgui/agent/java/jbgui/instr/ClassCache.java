@@ -113,6 +113,15 @@ public final class ClassCache {
         return bundle == null ? 0 : bundle.size();
     }
 
+    /**
+     * The method ids the open bundle's entry for this class takes, or -1 (no bundle, no entry):
+     * what the engine reserves for it before the retransformation (PreloadedLayout).
+     */
+    public int bundledIdCount(String className) {
+        CacheBundle b = bundle;
+        return b == null ? -1 : b.idCount(className);
+    }
+
     /** The marker whose time says when a run last used this directory. */
     public static final String LAST_USED = "last-used";
 

@@ -118,6 +118,7 @@ public final class ClassInstrumenter {
         result.bytes = c.relocate(base);
         result.instrumented = true;
         result.firstMethodId = base;
+        result.originalCrc = crc;
         result.warnings.addAll(c.warnings);
         if (cacheable && plan.preloaded && plan.jdk) {
             cache.notePreloaded(plan.name, cc, cc.fromBundle);

@@ -15,5 +15,7 @@ public final class InstrumentResult {
     public boolean instrumented;
     public boolean exhausted;
     public int firstMethodId;
+    /** The CRC-32 of the class file instrumented, when the class cache computed it; else 0. */
+    public int originalCrc;
     public final List<String> warnings = new ArrayList<>();
 }
