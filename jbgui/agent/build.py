@@ -156,11 +156,15 @@ def _manifest() -> bytes:
     # and the class bytes the agent gets to retransform differ with them. Classes loaded before the
     # agent are cached by the CRC of those bytes (jbgui.instr.ClassCache): with -Xverify, 97 of
     # 1,179 missed the cache on each run, and instrumenting them again cost a second.
+    # Can-Redefine-Classes: start-up redefines the classes loaded before the agent with the bytes
+    # of the class cache's bundle rather than retransforming them (jbgui.agent.Engine), which spares
+    # HotSpot rebuilding each class file from the loaded class only for the transformer to look it
+    # up in the same bundle.
     return (
         "Manifest-Version: 1.0\r\n"
         "Premain-Class: jbgui.agent.Premain\r\n"
         "Can-Retransform-Classes: true\r\n"
-        "Can-Redefine-Classes: false\r\n"
+        "Can-Redefine-Classes: true\r\n"
         "Can-Maintain-Original-Method-Order: true\r\n"
         "Created-By: jbgui\r\n\r\n"
     ).encode()

@@ -2,6 +2,7 @@ package jbgui.agent;
 
 import java.io.File;
 import java.io.IOException;
+import java.lang.instrument.ClassDefinition;
 import java.lang.instrument.Instrumentation;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -77,7 +78,8 @@ public final class Engine {
         retransformLoaded(inst, transformer);
         transformer.layoutDone();
         String bundle = transformer.preloadedDone();
-        TraceWriter.log("info: retransformed " + transformer.preloadedCount + " classes loaded before the agent in "
+        TraceWriter.log("info: instrumented " + transformer.preloadedCount + " classes loaded before the agent ("
+                + transformer.redefinedCount.get() + " redefined from the class cache, the others retransformed) in "
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
                 + " ms: " + jbgui.instr.ClassInstrumenter.phaseSummary() + "; " + bundle + "); agent start-up "
                 + (System.nanoTime() - startNanos) / 1_000_000 + " ms");
@@ -124,6 +126,12 @@ public final class Engine {
         }
         transformer.preloadedCount = todo.size();
         transformer.reserveLayout(todo);
+        // Classes the cache's bundle holds are redefined with its bytes: retransforming them would
+        // have HotSpot rebuild each class file from the loaded class and call the transformer with
+        // it, only for the transformer to look the class up in the same bundle.
+        List<ClassDefinition> defs = redefinable(inst) ? transformer.definitions(todo) : new ArrayList<ClassDefinition>();
+        final List<ClassDefinition> defs2 = new ArrayList<>(defs.subList(defs.size() / 2, defs.size()));
+        List<ClassDefinition> defs1 = new ArrayList<>(defs.subList(0, defs.size() / 2));
         // Two threads: the transformer's work (parsing, probing, writing class files) runs in the
         // thread that asks for the retransformation, so the second core shortens start-up.
         final List<Class<?>> second = new ArrayList<>();
@@ -134,12 +142,14 @@ public final class Engine {
         Thread helper = new Thread(new Runnable() {
             @Override
             public void run() {
+                second.addAll(redefineBatches(inst, transformer, defs2));
                 retransformBatches(inst, transformer, second);
             }
         }, "jbgui-retransform");
         helper.setDaemon(true);
         jbgui.runtime.ThreadRegistry.ignore(helper);
         helper.start();
+        first.addAll(redefineBatches(inst, transformer, defs1));
         retransformBatches(inst, transformer, first);
         try {
             helper.join();
@@ -167,6 +177,42 @@ public final class Engine {
             retransformBatches(inst, transformer, new ArrayList<>(todo.subList(0, half)));
             retransformBatches(inst, transformer, new ArrayList<>(todo.subList(half, todo.size())));
         }
+    }
+
+    /**
+     * Whether classes may be redefined from the cache's bundle rather than retransformed: not when
+     * the boot layer's classes may not be the runtime image's (--patch-module,
+     * --upgrade-module-path: the bundle is made from the image's classes), and not when
+     * -Djbgui.redefine=false asks for the retransformation of every class.
+     */
+    private static boolean redefinable(Instrumentation inst) {
+        return inst.isRedefineClassesSupported() && !"false".equals(System.getProperty("jbgui.redefine"))
+                && System.getProperty("jdk.module.patch.0") == null && System.getProperty("jdk.module.upgrade.path") == null;
+    }
+
+    /**
+     * Redefines the classes in one call, halving the list when a call fails to find the class
+     * that fails; returns the classes that could not be redefined, to be retransformed instead.
+     */
+    private static List<Class<?>> redefineBatches(Instrumentation inst, Transformer transformer, List<ClassDefinition> defs) {
+        List<Class<?>> failed = new ArrayList<>();
+        if (defs.isEmpty()) {
+            return failed;
+        }
+        try {
+            inst.redefineClasses(defs.toArray(new ClassDefinition[0]));
+            transformer.redefined(defs);
+        } catch (Throwable e) {
+            if (defs.size() == 1) {
+                transformer.redefineFailed(defs.get(0).getDefinitionClass(), e);
+                failed.add(defs.get(0).getDefinitionClass());
+                return failed;
+            }
+            int half = defs.size() / 2;
+            failed.addAll(redefineBatches(inst, transformer, new ArrayList<>(defs.subList(0, half))));
+            failed.addAll(redefineBatches(inst, transformer, new ArrayList<>(defs.subList(half, defs.size()))));
+        }
+        return failed;
     }
 
     /** Says in agent.log, at the end, what the class cache served (null: no transformer yet). */

@@ -35,6 +35,8 @@ final class Transformer implements ClassFileTransformer {
     /** Class id → first method id, so that a class retransformed again keeps its ids. */
     private final Map<Integer, Integer> described = new ConcurrentHashMap<>();
     int preloadedCount;
+    /** Of those, how many were redefined with the bundle's bytes rather than retransformed. */
+    final java.util.concurrent.atomic.AtomicInteger redefinedCount = new java.util.concurrent.atomic.AtomicInteger();
 
     Transformer(Instrumentation inst, Options options, Module runtime, ClassLoader engineLoader, Set<String> systemModules) {
         this.inst = inst;
@@ -179,6 +181,93 @@ final class Transformer implements ClassFileTransformer {
         return true;
     }
 
+    /** Classes redefined with the bundle's bytes: already instrumented, whatever asks again. */
+    private final Set<Integer> replaced = ConcurrentHashMap.newKeySet();
+
+    /**
+     * The classes of the layout that the bundle holds, as definitions to redefine them with,
+     * each described in its slot; they leave {@code todo}.
+     */
+    java.util.List<java.lang.instrument.ClassDefinition> definitions(java.util.List<Class<?>> todo) {
+        java.util.List<java.lang.instrument.ClassDefinition> out = new java.util.ArrayList<>();
+        jbgui.instr.PreloadedLayout l = layout;
+        if (l == null) {
+            return out;
+        }
+        java.util.Iterator<Class<?>> it = todo.iterator();
+        while (it.hasNext()) {
+            Class<?> c = it.next();
+            if (c.getClassLoader() != null) {
+                continue;
+            }
+            String name = c.getName().replace('.', '/');
+            int classId = ClassRegistry.lookup(null, name);
+            jbgui.instr.PreloadedLayout.Slot slot = classId > 0 ? l.slot(classId) : null;
+            if (slot == null || slot.filled()) {
+                continue;
+            }
+            Module module = c.getModule();
+            Engine.readRuntime(inst, module, runtime);
+            ClassPlan plan = new ClassPlan(classId, name, 0, ClassRegistry.describe(null), module.getName(),
+                    true, true, false, ClassPlan.Mode.TRACE, null);
+            InstrumentResult result = instrumenter.fromBundle(plan, slot.firstId);
+            if (result == null) {
+                continue;
+            }
+            // Marked before the redefinition: the JVM hands these bytes to this transformer too.
+            replaced.add(classId);
+            described.put(classId, slot.firstId);
+            l.fill(slot, result.xml, result.originalCrc);
+            for (String warning : result.warnings) {
+                TraceWriter.log("warning: " + name + ": " + warning);
+            }
+            out.add(new java.lang.instrument.ClassDefinition(c, result.bytes));
+            it.remove();
+        }
+        if (!out.isEmpty() && !l.copyReady() && !cache.templatesSound()) {
+            // Their descriptions would need the bundle's templates, which are damaged, and
+            // without the original bytes nothing could describe them afresh: retransformed instead.
+            for (java.lang.instrument.ClassDefinition d : out) {
+                Class<?> c = d.getDefinitionClass();
+                int classId = ClassRegistry.lookup(null, c.getName().replace('.', '/'));
+                described.remove(classId);
+                replaced.remove(classId);
+                l.unfill(l.slot(classId));
+                todo.add(c);
+            }
+            out.clear();
+        }
+        return out;
+    }
+
+    /** Classes of {@link #definitions} were redefined: counted as described, and as served by the bundle. */
+    void redefined(java.util.List<java.lang.instrument.ClassDefinition> defs) {
+        redefinedCount.addAndGet(defs.size());
+        for (java.lang.instrument.ClassDefinition d : defs) {
+            instrumenter.redefinedFromBundle(d.getDefinitionClass().getName().replace('.', '/'));
+            TraceWriter.classDescribed(ClassRegistry.classCount(), MethodSpace.INSTANCE.used(), true, false);
+        }
+    }
+
+    /**
+     * A class of {@link #definitions} that the JVM would not redefine with the bundle's bytes (so
+     * they are not its bytes): retransformed instead, as if it had never been redefined, and
+     * described from what the transformer then makes of it.
+     */
+    void redefineFailed(Class<?> c, Throwable e) {
+        String name = c.getName().replace('.', '/');
+        int classId = ClassRegistry.lookup(null, name);
+        TraceWriter.log("warning: could not redefine " + c.getName() + " from the class cache (" + e + "); retransforming it");
+        described.remove(classId);
+        replaced.remove(classId);
+        jbgui.instr.PreloadedLayout l = layout;
+        jbgui.instr.PreloadedLayout.Slot slot = l == null ? null : l.slot(classId);
+        if (slot != null) {
+            l.unfill(slot);
+            l.breakLayout(name + " could not be redefined from the class cache");
+        }
+    }
+
     /** In {@link #described}: a class described as not instrumented, to be left so if retransformed again. */
     private static final int LEFT_ALONE = -1;
 
@@ -208,6 +297,9 @@ final class Transformer implements ClassFileTransformer {
                 continue; // the bundle holds the runtime image's boot classes only
             }
             String name = c.getName().replace('.', '/');
+            if (describeOnly(name, true) != null) {
+                continue; // described, not traced: no ids (the bundle's entry may be from a run with other filters)
+            }
             int idCount = cache.bundledIdCount(name);
             if (idCount < 0) {
                 continue;
@@ -242,7 +334,12 @@ final class Transformer implements ClassFileTransformer {
         TraceWriter.staticInfo(l.fragment(new jbgui.instr.PreloadedLayout.Log() {
             @Override
             public void line(String text) {
-                TraceWriter.log("info: " + text);
+                TraceWriter.log(text);
+            }
+        }, new Runnable() {
+            @Override
+            public void run() {
+                cache.closeUnreadBundle();
             }
         }));
     }
@@ -285,6 +382,9 @@ final class Transformer implements ClassFileTransformer {
         }
         boolean preloaded = redefined != null;
         int classId = ClassRegistry.register(loader, className);
+        if (preloaded && replaced.contains(classId)) {
+            return null;
+        }
         if (!preloaded) {
             Tracer.classLoaded(guard, classId);
         }
@@ -297,18 +397,12 @@ final class Transformer implements ClassFileTransformer {
         boolean jdk = module != null && module.isNamed() && systemModules.contains(module.getName())
                 && module.getLayer() == ModuleLayer.boot();
         ClassPlan.Mode mode = ClassPlan.Mode.TRACE;
-        String reason = null;
+        String reason = describeOnly(className, jdk);
         if (className.equals(HOOK_CLASS)) {
             mode = ClassPlan.Mode.HOOK;
-        } else if (className.startsWith("sun/instrument/")) {
+            reason = null;
+        } else if (reason != null) {
             mode = ClassPlan.Mode.DESCRIBE;
-            reason = "agent";
-        } else if (jdk && !options.jdk) {
-            mode = ClassPlan.Mode.DESCRIBE;
-            reason = "jdk-off";
-        } else if (!passesFilters(className)) {
-            mode = ClassPlan.Mode.DESCRIBE;
-            reason = "filtered";
         }
         Integer knownIds = described.get(classId);
         if (knownIds != null && knownIds == LEFT_ALONE) {
@@ -379,6 +473,18 @@ final class Transformer implements ClassFileTransformer {
         } catch (java.io.IOException e) {
             TraceWriter.log("warning: cannot dump " + className + ": " + e);
         }
+    }
+
+    /** Why a class is described but not traced ("agent", "jdk-off", "filtered"), or null: traced. */
+    private String describeOnly(String className, boolean jdk) {
+        if (className.startsWith("sun/instrument/")) {
+            return "agent";
+        } else if (jdk && !options.jdk) {
+            return "jdk-off";
+        } else if (!passesFilters(className)) {
+            return "filtered";
+        }
+        return null;
     }
 
     private boolean passesFilters(String className) {

@@ -173,6 +173,12 @@ final class CacheBundle {
         return n < 0 ? -1 : n;
     }
 
+    /** The bundle's entry for this class, whatever the original class file now is; else null. */
+    CachedClass byName(String name) {
+        int p = position(name);
+        return p < 0 ? null : entryAt(p);
+    }
+
     /** The class, when the bundle holds it for exactly this original class file; else null. */
     CachedClass find(String name, int crc, int length) {
         int p = position(name);
@@ -210,6 +216,22 @@ final class CacheBundle {
     }
 
     /** The template region, read (once, on the writer thread) from the file the class region came from. */
+    /**
+     * Closes the file when its templates were never read and will not be: the descriptions of
+     * its classes were copied whole (PreloadedLayout). A later {@link #templates} call fails.
+     */
+    synchronized void closeUnread() {
+        if (templates != null || damage != null) {
+            return;
+        }
+        damage = "closed unread: its classes' descriptions were copied";
+        try {
+            file.close();
+        } catch (IOException ignored) {
+            // nothing to do
+        }
+    }
+
     synchronized byte[] templates() throws CachedClass.DamagedTemplate {
         if (templates != null) {
             return templates;

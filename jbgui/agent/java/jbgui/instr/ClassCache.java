@@ -110,6 +110,7 @@ public final class ClassCache {
     public int openBundle() {
         markUsed();
         bundle = usable ? CacheBundle.open(new File(dir, CacheBundle.FILE_NAME)) : null;
+        opened = bundle;
         return bundle == null ? 0 : bundle.size();
     }
 
@@ -120,6 +121,34 @@ public final class ClassCache {
     public int bundledIdCount(String className) {
         CacheBundle b = bundle;
         return b == null ? -1 : b.idCount(className);
+    }
+
+    /** The open bundle's entry for this class, not checked against the class's bytes; else null. */
+    CachedClass bundled(String className) {
+        CacheBundle b = bundle;
+        return b == null ? null : b.byName(className);
+    }
+
+    /** The bundle this run opened, kept after start-up releases it, so that its file can be closed. */
+    private volatile CacheBundle opened;
+
+    /** Closes the bundle's file if nothing read its templates (the writer copied its classes' descriptions). */
+    public void closeUnreadBundle() {
+        CacheBundle b = opened;
+        opened = null;
+        if (b != null) {
+            b.closeUnread();
+        }
+    }
+
+    /** Whether the open bundle's templates (static.xml of its classes) can be read and are sound. */
+    public boolean templatesSound() {
+        CacheBundle b = bundle;
+        try {
+            return b != null && b.templates() != null;
+        } catch (CachedClass.DamagedTemplate e) {
+            return false;
+        }
     }
 
     /** The marker whose time says when a run last used this directory. */

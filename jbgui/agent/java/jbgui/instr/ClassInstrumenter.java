@@ -148,6 +148,41 @@ public final class ClassInstrumenter {
         return result;
     }
 
+    /**
+     * The class as the cache's bundle holds it, relocated to {@code base}, for a class whose
+     * original bytes are not at hand (the engine redefines it instead of retransforming it);
+     * null when the bundle has no such class.
+     */
+    public InstrumentResult fromBundle(final ClassPlan plan, final int base) {
+        final CachedClass cc = cache == null ? null : cache.bundled(plan.name);
+        if (cc == null) {
+            return null;
+        }
+        InstrumentResult result = new InstrumentResult();
+        result.bytes = cc.relocate(base);
+        result.instrumented = true;
+        result.firstMethodId = base;
+        result.originalCrc = cc.originalCrc;
+        result.warnings.addAll(cc.warnings);
+        result.xml = new jbgui.output.XmlFragment() {
+            @Override
+            public void writeTo(java.io.OutputStream out) throws java.io.IOException {
+                long t3 = System.nanoTime();
+                cc.writeTo(out, plan, base, MethodElements.status(plan, true, false));
+                PHASE_NANOS.addAndGet(4, System.nanoTime() - t3);
+            }
+        };
+        return result;
+    }
+
+    /** A class of {@link #fromBundle} was redefined: the bundle served it (for agent.log, and the bundle's next writing). */
+    public void redefinedFromBundle(String className) {
+        CachedClass cc = cache == null ? null : cache.bundled(className);
+        if (cc != null) {
+            cache.notePreloaded(className, cc, true);
+        }
+    }
+
     private CachedClass relative(byte[] original, ClassPlan plan) {
         MethodIds scratch = new MethodIds(true);
         final Core core = core(original, plan, scratch);

@@ -20,7 +20,8 @@ import jbgui.output.XmlFragment;
  * cached templates (CachedClass#writeTo) cost the writer thread ~180 ms of CPU in a run that
  * takes 0.6 s, on a machine whose second core the retransformation already uses. The engine
  * reserves each class's class id and method ids in name order before the retransformation
- * ({@link #add}), the transformer hands each class's description to its slot ({@link #fill})
+ * ({@link #add}), the transformer (or the engine, for a class it redefines with the bundle's
+ * bytes) hands each class's description to its slot ({@link #fill})
  * instead of queueing it, and {@link #fragment} writes them all at once: the cached copy when
  * its signature (every slot's name, class id, first method id, id count and original class
  * file's CRC) is this run's, else each class's description, kept as the new copy.
@@ -112,6 +113,13 @@ public final class PreloadedLayout {
         }
     }
 
+    /** The slot's class is to be described again (its first description did not hold). */
+    public synchronized void unfill(Slot s) {
+        s.xml = null;
+        s.originalCrc = 0;
+        s.filled = false;
+    }
+
     /** This run's descriptions cannot be the cached copy's (the reason goes to agent.log). */
     public synchronized void breakLayout(String why) {
         if (broken == null) {
@@ -132,12 +140,16 @@ public final class PreloadedLayout {
 
     /**
      * What writes the descriptions of every filled slot into static.xml, on the writer thread;
-     * {@code log} receives one line for agent.log. Call once the retransformation is over.
+     * {@code log} receives one line for agent.log, {@code afterCopy} runs when the cached copy
+     * was used (may be null). Call once the retransformation is over.
      */
-    public synchronized XmlFragment fragment(final Log log) {
+    public synchronized XmlFragment fragment(final Log log, final Runnable afterCopy) {
         final Slot[] filled = filledSlots();
         final boolean copyable = broken == null && filled.length == count && count > 0;
         final long signature = copyable ? signature(filled) : 0;
+        if (!copyable) {
+            closeChecked();
+        }
         final String why = broken != null ? broken : filled.length < count ? (count - filled.length) + " classes not retransformed" : null;
         return new XmlFragment() {
             @Override
@@ -145,23 +157,73 @@ public final class PreloadedLayout {
                 long began = System.nanoTime();
                 if (!copyable) {
                     for (Slot s : filled) {
-                        describe(s, out);
+                        describe(s, out, log);
                     }
-                    log.line("static.xml of " + filled.length + " classes loaded before the agent written class by class (" + why + ")");
+                    log.line("info: static.xml of " + filled.length + " classes loaded before the agent written class by class (" + why + ")");
                     return;
                 }
                 long copied = copy(signature, out);
                 if (copied >= 0) {
-                    log.line("static.xml of " + filled.length + " classes loaded before the agent copied from the class cache ("
+                    if (afterCopy != null) {
+                        afterCopy.run();
+                    }
+                    log.line("info: static.xml of " + filled.length + " classes loaded before the agent copied from the class cache ("
                             + copied + " bytes, " + (System.nanoTime() - began) / 1_000_000 + " ms)");
                     return;
                 }
-                boolean kept = describeAndKeep(filled, signature, out);
-                log.line("static.xml of " + filled.length + " classes loaded before the agent written class by class ("
+                boolean kept = describeAndKeep(filled, signature, out, log);
+                log.line("info: static.xml of " + filled.length + " classes loaded before the agent written class by class ("
                         + (kept ? "kept in the class cache for the next run" : "could not keep it in the class cache") + ", "
                         + (System.nanoTime() - began) / 1_000_000 + " ms)");
             }
         };
+    }
+
+    /**
+     * Whether the cached copy is sound and is this run's, as the slots now stand: every slot
+     * filled, the layout not broken. (The engine redefines classes without their original bytes
+     * only when their descriptions will not need the bundle's templates, or those are sound.)
+     */
+    public synchronized boolean copyReady() {
+        Slot[] filled = filledSlots();
+        if (broken != null || filled.length != count || count == 0) {
+            return false;
+        }
+        closeChecked();
+        RandomAccessFile in = null;
+        try {
+            in = new RandomAccessFile(new File(dir, FILE_NAME), "r");
+            long signature = signature(filled);
+            if (sound(in, new byte[1 << 16], signature, in.length())) {
+                // Kept open for the writer: the file checked is the file copied.
+                checked = in;
+                checkedSignature = signature;
+                return true;
+            }
+        } catch (IOException e) {
+            // no copy, or not readable: as if none
+        }
+        close(in);
+        return false;
+    }
+
+    /** The copy {@link #copyReady} found sound, open, and the signature it had then; else null. */
+    private RandomAccessFile checked;
+    private long checkedSignature;
+
+    private void closeChecked() {
+        close(checked);
+        checked = null;
+    }
+
+    private static void close(RandomAccessFile f) {
+        if (f != null) {
+            try {
+                f.close();
+            } catch (IOException ignored) {
+                // nothing to do
+            }
+        }
     }
 
     /** Where {@link #fragment} says what it did. */
@@ -184,11 +246,18 @@ public final class PreloadedLayout {
         return out;
     }
 
-    private static void describe(Slot s, OutputStream out) throws IOException {
-        if (s.xml instanceof XmlFragment) {
-            ((XmlFragment) s.xml).writeTo(out);
-        } else {
-            out.write(String.valueOf(s.xml).getBytes(StandardCharsets.UTF_8));
+    /** One class's description; a class that cannot be described costs only its own. */
+    private static boolean describe(Slot s, OutputStream out, Log log) throws IOException {
+        try {
+            if (s.xml instanceof XmlFragment) {
+                ((XmlFragment) s.xml).writeTo(out);
+            } else {
+                out.write(String.valueOf(s.xml).getBytes(StandardCharsets.UTF_8));
+            }
+            return true;
+        } catch (CachedClass.DamagedTemplate e) {
+            log.line("error: static information of " + s.name + " lost: " + e.getMessage());
+            return false;
         }
     }
 
@@ -216,30 +285,33 @@ public final class PreloadedLayout {
      * first: a 17 MB array (and the JDK's native copy of it on each side) cost twice the time.
      */
     private long copy(long signature, OutputStream out) throws IOException {
-        File f = new File(dir, FILE_NAME);
-        long length = f.length();
-        if (length < HEADER) {
-            return -1;
+        RandomAccessFile in;
+        synchronized (this) {
+            in = checked != null && checkedSignature == signature ? checked : null;
+            checked = null;
         }
         byte[] piece = new byte[1 << 16];
-        RandomAccessFile in;
-        try {
-            in = new RandomAccessFile(f, "r");
-        } catch (IOException e) {
-            return -1;
-        }
-        try (RandomAccessFile open = in) {
-            if (!sound(open, piece, signature, length)) {
+        if (in == null) {
+            try {
+                in = new RandomAccessFile(new File(dir, FILE_NAME), "r");
+            } catch (IOException e) {
                 return -1;
             }
-            // The file checked is the open one: a copy another JVM renames over it meanwhile is
-            // another file, and this one cannot shrink (copies are only ever renamed into place).
+            if (!sound(in, piece, signature, in.length())) {
+                close(in);
+                return -1;
+            }
+        }
+        // The file checked is the open one: a copy another JVM renames over it meanwhile is
+        // another file, and this one cannot shrink (copies are only ever renamed into place).
+        try (RandomAccessFile open = in) {
+            long length = open.length();
             open.seek(HEADER);
             long left = length - HEADER;
             while (left > 0) {
                 int n = open.read(piece, 0, (int) Math.min(piece.length, left));
                 if (n <= 0) {
-                    throw new IOException(f + " ended " + left + " bytes early while it was copied");
+                    throw new IOException("the copy ended " + left + " bytes early while it was copied");
                 }
                 out.write(piece, 0, n);
                 left -= n;
@@ -273,13 +345,14 @@ public final class PreloadedLayout {
      * heap may be small. Returns whether the copy was kept. A failure to write the copy never
      * stops the descriptions reaching static.xml.
      */
-    private boolean describeAndKeep(Slot[] filled, long signature, OutputStream out) throws IOException {
+    private boolean describeAndKeep(Slot[] filled, long signature, OutputStream out, Log log) throws IOException {
         File tmp = new File(dir, FILE_NAME + "." + jbgui.runtime.Config.pid() + ".tmp");
         Tee tee = new Tee(out, tmp);
+        boolean whole = true;
         for (Slot s : filled) {
-            describe(s, tee);
+            whole &= describe(s, tee, log);
         }
-        if (!tee.finish(signature)) {
+        if (!tee.finish(signature) || !whole) {
             tmp.delete();
             return false;
         }
