@@ -130,6 +130,9 @@ public final class Engine {
         // have HotSpot rebuild each class file from the loaded class and call the transformer with
         // it, only for the transformer to look the class up in the same bundle.
         List<ClassDefinition> defs = redefinable(inst) ? transformer.definitions(todo) : new ArrayList<ClassDefinition>();
+        // Loaded in every run, redefining or not, so that the JDK classes the agent loads (and
+        // the program then does not) are the same whatever the cache held (trace neutrality).
+        PRELOADED_FOR_NEUTRALITY[0] = ClassDefinition.class;
         final List<ClassDefinition> defs2 = new ArrayList<>(defs.subList(defs.size() / 2, defs.size()));
         List<ClassDefinition> defs1 = new ArrayList<>(defs.subList(0, defs.size() / 2));
         // Two threads: the transformer's work (parsing, probing, writing class files) runs in the
@@ -178,6 +181,8 @@ public final class Engine {
             retransformBatches(inst, transformer, new ArrayList<>(todo.subList(half, todo.size())));
         }
     }
+
+    private static final Class<?>[] PRELOADED_FOR_NEUTRALITY = new Class<?>[1];
 
     /**
      * Whether classes may be redefined from the cache's bundle rather than retransformed: not when

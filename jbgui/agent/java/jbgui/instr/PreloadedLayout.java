@@ -190,9 +190,13 @@ public final class PreloadedLayout {
             return false;
         }
         closeChecked();
+        File f = new File(dir, FILE_NAME);
+        if (!f.isFile()) {
+            return false; // not opened to find out: FileNotFoundException would load only in such runs
+        }
         RandomAccessFile in = null;
         try {
-            in = new RandomAccessFile(new File(dir, FILE_NAME), "r");
+            in = new RandomAccessFile(f, "r");
             long signature = signature(filled);
             if (sound(in, new byte[1 << 16], signature, in.length())) {
                 // Kept open for the writer: the file checked is the file copied.
@@ -292,8 +296,12 @@ public final class PreloadedLayout {
         }
         byte[] piece = new byte[1 << 16];
         if (in == null) {
+            File f = new File(dir, FILE_NAME);
+            if (!f.isFile()) {
+                return -1;
+            }
             try {
-                in = new RandomAccessFile(new File(dir, FILE_NAME), "r");
+                in = new RandomAccessFile(f, "r");
             } catch (IOException e) {
                 return -1;
             }
