@@ -308,6 +308,22 @@ def redefined(trace: TraceDir) -> int:
     return int(found.group(2))
 
 
+STARTUP = re.compile(r"agent start-up (\d+) ms \(([^)]*)\)")
+STARTUP_STEPS = ["options, modules and writer", "transformer", "warm-up", "bundle", "layout",
+                 "relocation and copy check", "redefinition and retransformation", "layout's end"]
+
+
+def startup_steps(trace: TraceDir) -> tuple[dict[str, int], int]:
+    """The premain's steps agent.log times, in milliseconds, and its whole time."""
+    found = STARTUP.search((trace.path / "agent.log").read_text())
+    assert found, (trace.path / "agent.log").read_text()
+    steps = {}
+    for step in found.group(2).split(" ms, "):
+        name, _, ms = step.removesuffix(" ms").rpartition(" ")
+        steps[name] = int(ms)
+    return steps, int(found.group(1))
+
+
 def test_classes_redefined_from_the_bundle_are_those_retransformation_makes(default_jdk, agent_jar, kept_layout,
                                                                               tmp_path):
     """The classes the bundle holds are redefined with its bytes, not retransformed (their original
@@ -324,6 +340,8 @@ def test_classes_redefined_from_the_bundle_are_those_retransformation_makes(defa
         assert_served_by_bundle(line)
         assert layout_line(runs[label]) == (count, "copied from the class cache")
         assert_sound(runs[label])
+        steps, total = startup_steps(runs[label])
+        assert list(steps) == STARTUP_STEPS and sum(steps.values()) <= total, (steps, total)
     assert redefined(runs["retransformed"]) == 0
     assert redefined(runs["redefined"]) == count
     assert_same_trace(runs["retransformed"], runs["redefined"])

@@ -32,6 +32,7 @@ public final class Engine {
 
     public static void start(String args, Instrumentation inst) throws Exception {
         long startNanos = System.nanoTime();
+        Phases phases = new Phases(startNanos);
         Options options = Options.parse(args);
         prepareDirectory(options.out);
 
@@ -59,6 +60,7 @@ public final class Engine {
         TraceWriter.useCodec(ZstdCodec.load());
         TraceWriter.start(options.out, options.toJson(), jvmJson(), options.mode == 1, Config.maxBufferedBytes,
                 options.clockMicros);
+        phases.mark("options, modules and writer");
 
         // The boot layer's configuration is already built; ModuleFinder.ofSystem() would read the
         // runtime image again (and load many classes the agent would have to retransform).
@@ -71,18 +73,22 @@ public final class Engine {
         }
         Transformer transformer = new Transformer(inst, options, runtime, Engine.class.getClassLoader(),
                 Collections.unmodifiableSet(systemModules));
+        phases.mark("transformer");
         transformer.warmUp();
+        phases.mark("warm-up");
         inst.addTransformer(transformer, true);
         long began = System.nanoTime();
         transformer.openCacheBundle();
-        retransformLoaded(inst, transformer);
+        phases.mark("bundle");
+        retransformLoaded(inst, transformer, phases);
         transformer.layoutDone();
         String bundle = transformer.preloadedDone();
+        phases.mark("layout's end");
         TraceWriter.log("info: instrumented " + transformer.preloadedCount + " classes loaded before the agent ("
                 + transformer.redefinedCount.get() + " redefined from the class cache, the others retransformed) in "
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
                 + " ms: " + jbgui.instr.ClassInstrumenter.phaseSummary() + "; " + bundle + "); agent start-up "
-                + (System.nanoTime() - startNanos) / 1_000_000 + " ms");
+                + (System.nanoTime() - startNanos) / 1_000_000 + " ms (" + phases + ")");
         cacheSummary = transformer;
         registerShutdownHook();
         Tracer.setActive(options.record);
@@ -116,7 +122,7 @@ public final class Engine {
     }
 
     /** Instruments the classes the JVM loaded before the agent ran (the seed's "core JRE classes"). */
-    private static void retransformLoaded(Instrumentation inst, Transformer transformer) {
+    private static void retransformLoaded(Instrumentation inst, Transformer transformer, Phases phases) {
         Class<?>[] loaded = inst.getAllLoadedClasses();
         List<Class<?>> todo = new ArrayList<>();
         for (Class<?> c : loaded) {
@@ -126,6 +132,7 @@ public final class Engine {
         }
         transformer.preloadedCount = todo.size();
         transformer.reserveLayout(todo);
+        phases.mark("layout");
         // Classes the cache's bundle holds are redefined with its bytes: retransforming them would
         // have HotSpot rebuild each class file from the loaded class and call the transformer with
         // it, only for the transformer to look the class up in the same bundle.
@@ -133,6 +140,7 @@ public final class Engine {
         // Loaded in every run, redefining or not, so that the JDK classes the agent loads (and
         // the program then does not) are the same whatever the cache held (trace neutrality).
         PRELOADED_FOR_NEUTRALITY[0] = ClassDefinition.class;
+        phases.mark("relocation and copy check");
         final List<ClassDefinition> defs2 = new ArrayList<>(defs.subList(defs.size() / 2, defs.size()));
         List<ClassDefinition> defs1 = new ArrayList<>(defs.subList(0, defs.size() / 2));
         // Two threads: the transformer's work (parsing, probing, writing class files) runs in the
@@ -158,6 +166,31 @@ public final class Engine {
             helper.join();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        phases.mark("redefinition and retransformation");
+    }
+
+    /**
+     * How long each step of start-up took, for agent.log: the premain is most of a short run's
+     * time, and its steps are what a change to start-up moves (README, "What recording costs").
+     */
+    private static final class Phases {
+        private final StringBuilder text = new StringBuilder();
+        private long last;
+
+        Phases(long start) {
+            last = start;
+        }
+
+        void mark(String step) {
+            long now = System.nanoTime();
+            text.append(text.length() == 0 ? "" : ", ").append(step).append(' ').append((now - last) / 1_000_000).append(" ms");
+            last = now;
+        }
+
+        @Override
+        public String toString() {
+            return text.toString();
         }
     }
 
