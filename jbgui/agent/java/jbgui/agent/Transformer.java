@@ -178,6 +178,17 @@ final class Transformer implements ClassFileTransformer {
                     ClassRegistry.loaderId(loader), ClassRegistry.describe(loader), "not-modifiable", true, false, false, false));
             return false;
         }
+        String name = c.getName().replace('.', '/');
+        if (loader == null && AGENT.equals(describeOnly(name, true))) {
+            // The JVM's agent plumbing, never traced and called by the agent alone: listed without
+            // its methods rather than retransformed to be described, which cost a start-up thread
+            // 10-40 ms of parsing and describing in the interpreter for three classes.
+            int id = ClassRegistry.register(null, name);
+            described.put(id, LEFT_ALONE);
+            TraceWriter.staticInfo(jbgui.output.ClassElement.uninstrumented(id, name, 0, ClassRegistry.describe(null),
+                    AGENT, true, false, false, false));
+            return false;
+        }
         return true;
     }
 
@@ -267,6 +278,9 @@ final class Transformer implements ClassFileTransformer {
             l.breakLayout(name + " could not be redefined from the class cache");
         }
     }
+
+    /** describeOnly's reason for the JVM's java.lang.instrument implementation (sun/instrument/). */
+    private static final String AGENT = "agent";
 
     /** In {@link #described}: a class described as not instrumented, to be left so if retransformed again. */
     private static final int LEFT_ALONE = -1;
@@ -478,7 +492,7 @@ final class Transformer implements ClassFileTransformer {
     /** Why a class is described but not traced ("agent", "jdk-off", "filtered"), or null: traced. */
     private String describeOnly(String className, boolean jdk) {
         if (className.startsWith("sun/instrument/")) {
-            return "agent";
+            return AGENT;
         } else if (jdk && !options.jdk) {
             return "jdk-off";
         } else if (!passesFilters(className)) {
