@@ -301,6 +301,17 @@ def test_the_descriptions_of_classes_loaded_before_the_agent_come_from_the_cache
 REDEFINED = re.compile(r"instrumented (\d+) classes loaded before the agent \((\d+) redefined from the class cache")
 
 
+def preloaded_plumbing(trace: TraceDir) -> dict[str, tuple[str, str, int]]:
+    """The JVM's sun/instrument classes static.xml lists as loaded before the agent:
+    (instrumented, reason, number of methods) by name."""
+    out = {}
+    for _, el in etree.iterparse(str(trace.path / "static.xml"), tag="class", resolve_entities=False):
+        if el.get("preloaded") == "true" and el.get("name").startswith("sun/instrument/"):
+            out[el.get("name")] = (el.get("instrumented"), el.get("reason"), len(el.findall("method")))
+        el.clear()
+    return out
+
+
 def redefined(trace: TraceDir) -> int:
     """How many classes loaded before the agent agent.log says were redefined from the bundle."""
     found = REDEFINED.search((trace.path / "agent.log").read_text())
@@ -344,6 +355,13 @@ def test_classes_redefined_from_the_bundle_are_those_retransformation_makes(defa
         assert list(steps) == STARTUP_STEPS and sum(steps.values()) <= total, (steps, total)
     assert redefined(runs["retransformed"]) == 0
     assert redefined(runs["redefined"]) == count
+    # The JVM's agent plumbing loaded before the agent is listed, not retransformed: when the
+    # bundle serves every class, every class instrumented was redefined.
+    assert REDEFINED.search((runs["redefined"].path / "agent.log").read_text()).groups() == (str(count),) * 2
+    for run in runs.values():
+        plumbing = preloaded_plumbing(run)
+        assert "sun/instrument/InstrumentationImpl" in plumbing and \
+            set(plumbing.values()) == {("false", "agent", 0)}, plumbing
     assert_same_trace(runs["retransformed"], runs["redefined"])
     assert_same_preloaded_elements(runs["retransformed"], runs["redefined"], count)
     # Under verification, every class redefined from the bundle verifies (record_hello asserts a

@@ -65,10 +65,13 @@ final class Transformer implements ClassFileTransformer {
      * 17): loaded here, in every run, so that a run served by the cache loads the same classes on
      * the program's threads as a run that fills it (the first FileInputStream$1 is otherwise the
      * launcher's, after the agent, only in a run without cache hits). Adler32 likewise: the first
-     * of the program's classes would load it.
+     * of the program's classes would load it. And a LinkedHashSet's iterator: describing a class
+     * afresh iterates one (MethodElements), on the writer thread, only in a run the cache does not
+     * serve entirely.
      */
     private static void loadFileReaders() {
         new java.util.zip.Adler32().update(0); // names the program's class entries (ClassCache.Key)
+        new java.util.LinkedHashSet<Integer>().iterator();
         java.io.File jar = engineJar();
         if (jar == null) {
             return;
