@@ -172,27 +172,30 @@ final class Transformer implements ClassFileTransformer {
             return false;
         }
         ClassLoader loader = c.getClassLoader();
-        if (loader == engineLoader || isAgentClass(c.getName().replace('.', '/'), loader)) {
+        String name = c.getName().replace('.', '/');
+        if (loader == engineLoader || isAgentClass(name, loader)) {
             return false;
         }
         if (!inst.isModifiableClass(c)) {
-            int id = ClassRegistry.register(loader, c.getName().replace('.', '/'));
-            TraceWriter.staticInfo(jbgui.output.ClassElement.uninstrumented(id, c.getName().replace('.', '/'),
-                    ClassRegistry.loaderId(loader), ClassRegistry.describe(loader), "not-modifiable", true, false, false, false));
+            listPreloaded(name, loader, "not-modifiable");
             return false;
         }
-        String name = c.getName().replace('.', '/');
         if (loader == null && AGENT.equals(describeOnly(name, true))) {
             // The JVM's agent plumbing, never traced and called by the agent alone: listed without
             // its methods rather than retransformed to be described, which cost a start-up thread
             // 10-40 ms of parsing and describing in the interpreter for three classes.
-            int id = ClassRegistry.register(null, name);
-            described.put(id, LEFT_ALONE);
-            TraceWriter.staticInfo(jbgui.output.ClassElement.uninstrumented(id, name, 0, ClassRegistry.describe(null),
-                    AGENT, true, false, false, false));
+            described.put(listPreloaded(name, null, AGENT), LEFT_ALONE);
             return false;
         }
         return true;
+    }
+
+    /** Lists a class loaded before the agent as not instrumented, without methods; returns its class id. */
+    private static int listPreloaded(String name, ClassLoader loader, String reason) {
+        int id = ClassRegistry.register(loader, name);
+        TraceWriter.staticInfo(jbgui.output.ClassElement.uninstrumented(id, name, ClassRegistry.loaderId(loader),
+                ClassRegistry.describe(loader), reason, true, false, false, false));
+        return id;
     }
 
     /** Classes redefined with the bundle's bytes: already instrumented, whatever asks again. */
