@@ -32,6 +32,8 @@ or MISSED, and the README's performance table. It asserts nothing: numbers are f
     python benchmarks/bench_recorder.py --runs 1 --workload hello --workload kernel
     python benchmarks/bench_recorder.py --no-check         # skip jbtrace check (minutes on javac)
     python benchmarks/bench_recorder.py --workload javac --variant traced --variant blocking-off
+    python benchmarks/bench_recorder.py --workload javac --variant method --variant method-discard
+                                   # the writer's share: events made and handed over, not written
     python benchmarks/bench_recorder.py --baseline-agent OLD/jbgui-agent.jar --variant traced --workload hello
                                    # another build of the agent beside this one ("baseline"), only
                                    # the untraced, traced and baseline variants
@@ -397,6 +399,10 @@ def report(results: dict[str, Samples], runs: int) -> None:
         if events:
             per = median(j.event_bytes["traced"]) / events
             line(f"javac <= {TARGET_BYTES_PER_EVENT} bytes/event", per, per <= TARGET_BYTES_PER_EVENT)
+        for recorded, discarded in (("traced", "discard"), ("method", "method-discard")):
+            if recorded in j.seconds and discarded in j.seconds:
+                print(f"  the writer's share: {recorded} / {discarded} (events not written) = "
+                      f"{ratio(j, recorded, discarded):.3f}")
         if "blocking-off" in j.seconds:
             print(f"  cost of the clock stamps around blocking calls: traced / blocking=off = "
                   f"{ratio(j, 'traced', 'blocking-off'):.3f}")
@@ -460,6 +466,12 @@ def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
     if only and "elide-off" in only:
         # every block probed, the first blocks too (jbgui.instr.BlockElision), against "traced"
         v.append(Variant("elide-off", "elide=off"))
+    if only and "discard" in only:
+        # events recorded and handed over but neither encoded nor written (-Djbgui.discard=true):
+        # traced / discard is the writer thread's share of the cost
+        v.append(Variant("discard", "", jvm=("-Djbgui.discard=true",)))
+    if only and "method-discard" in only:
+        v.append(Variant("method-discard", "level=method", jvm=("-Djbgui.discard=true",)))
     if jacoco and name != "hello":
         # the reference cost of instrumentation without a trace (a hello world would time its start-up)
         v.append(Variant("jacoco", None, jacoco=True))
@@ -479,7 +491,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-agent", type=Path, metavar="JAR",
                         help="another build's jbgui-agent.jar, run beside this one as the variant 'baseline'")
     parser.add_argument("--variant", action="append", metavar="LABEL",
-                        help="run only these variants (traced, method, blocking-off, zlib, jacoco; repeatable)"
+                        help="run only these variants (traced, method, blocking-off, zlib, jacoco; repeatable; "
+                             "opt-in: elide-off, discard, method-discard)"
                              " besides untraced and baseline")
     args = parser.parse_args(argv)
 
