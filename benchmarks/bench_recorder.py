@@ -399,14 +399,14 @@ def report(results: dict[str, Samples], runs: int) -> None:
         if events:
             per = median(j.event_bytes["traced"]) / events
             line(f"javac <= {TARGET_BYTES_PER_EVENT} bytes/event", per, per <= TARGET_BYTES_PER_EVENT)
-        for recorded, discarded in (("traced", "discard"), ("method", "method-discard")):
-            if recorded in j.seconds and discarded in j.seconds:
-                print(f"  the writer's share: {recorded} / {discarded} (events not written) = "
-                      f"{ratio(j, recorded, discarded):.3f}")
         if "blocking-off" in j.seconds:
             print(f"  cost of the clock stamps around blocking calls: traced / blocking=off = "
                   f"{ratio(j, 'traced', 'blocking-off'):.3f}")
     for name, s in results.items():
+        for recorded, discarded in (("traced", "discard"), ("method", "method-discard")):
+            if recorded in s.seconds and discarded in s.seconds:
+                print(f"  {name}: the writer's share, {recorded} / {discarded} (events not written) = "
+                      f"{ratio(s, recorded, discarded):.3f}")
         if "baseline" in s.seconds:
             print(f"  {name}: traced (this build) / baseline agent = {ratio(s, 'traced', 'baseline'):.3f} "
                   f"(median of the per-run ratios)")
