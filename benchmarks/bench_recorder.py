@@ -453,6 +453,7 @@ def report(results: dict[str, Samples], runs: int) -> None:
 
 
 WORKLOADS = ["hello", "kernel", "ant", "javac", "jedit"]
+VARIANT_LABELS = ["traced", "method", "blocking-off", "zlib", "jacoco", "elide-off", "discard", "method-discard"]
 
 
 def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
@@ -490,7 +491,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work directory and the traces")
     parser.add_argument("--baseline-agent", type=Path, metavar="JAR",
                         help="another build's jbgui-agent.jar, run beside this one as the variant 'baseline'")
-    parser.add_argument("--variant", action="append", metavar="LABEL",
+    # A misspelt label would otherwise select nothing and time the untraced run alone.
+    parser.add_argument("--variant", action="append", metavar="LABEL", choices=VARIANT_LABELS,
                         help="run only these variants (traced, method, blocking-off, zlib, jacoco; repeatable; "
                              "opt-in: elide-off, discard, method-discard)"
                              " besides untraced and baseline")
