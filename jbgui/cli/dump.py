@@ -178,7 +178,13 @@ class _Formatter:
             if typ == layout.TYPE_BLOCK:
                 index = word & layout.BLOCK_MASK
                 return f"{name}\tm={mid} b={index}" + (self._block(word & layout.BLOCK_WORD_MASK) if self.st else "")
-            return f"{name}\tm={mid}" + (self._method(mid) if self.st else "")
+            text = f"{name}\tm={mid}" + (self._method(mid) if self.st else "")
+            if typ == layout.TYPE_METHOD_START and word & layout.START_RECEIVER_OWN:
+                # No RECEIVER word follows: the receiver's class is the method's own.
+                own = self.st.class_name_of_id(int(self.st.m_class[mid])) if self.st and mid < len(self.st.m_class) \
+                    else "own"
+                text += f" receiver={own}"
+            return text
         sub = (word >> layout.SUBTYPE_SHIFT) & layout.SUBTYPE_MASK
         value = word & layout.VALUE_MASK
         name = EXT_NAMES.get(sub, f"RESERVED{sub}")

@@ -257,8 +257,9 @@ class _Checker:
         if meta.get("format") != "jbgui-trace":
             r.add(ERROR, "trace.json", f"format {meta.get('format')!r}, expected 'jbgui-trace'", "format")
         version = meta.get("format_version")
-        if version != layout.FORMAT_VERSION:
-            r.add(FATAL, "trace.json", f"format version {version}; this jbgui reads version {layout.FORMAT_VERSION}",
+        if version not in layout.READABLE_FORMAT_VERSIONS:
+            r.add(FATAL, "trace.json", f"format version {version}; this jbgui reads versions "
+                  f"{', '.join(map(str, layout.READABLE_FORMAT_VERSIONS))}",
                   "format-version")
             return False
         status = meta.get("status")
@@ -712,20 +713,27 @@ class _WordChecker:
             tally.add("throwable-missing", ERROR, p_exit & ~throwable, first - 1,
                       lambda i: "EXCEPTION_EXIT not followed by its THROWABLE")
 
+        # A start marked START_RECEIVER_OWN stands for its receiver (the method's own class).
+        p_own = p_start & ((prev & layout.START_RECEIVER_OWN) != 0)
         if self.st is None:
-            tally.add("receiver-misplaced", ERROR, receiver & p_known & ~p_start, first,
+            tally.add("receiver-misplaced", ERROR, receiver & p_known & ~(p_start & ~p_own), first,
                       lambda i: f"RECEIVER class={int(val[i])} not right after a START")
             return
         m_ok, n_m = self.m_ok, len(self.m_ok)
         p_mid = (prev >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID
         p_instance = p_start & (p_mid < n_m) & self.m_instance[np.minimum(p_mid, n_m - 1)]
-        tally.add("receiver-misplaced", ERROR, receiver & p_known & ~p_instance, first,
+        tally.add("receiver-misplaced", ERROR, receiver & p_known & ~(p_instance & ~p_own), first,
                   lambda i: f"RECEIVER class={int(val[i])} not right after the START of an instance method "
-                            f"(after {_word_text(int(prev[i]), self.st)})")
+                            f"without START_RECEIVER_OWN (after {_word_text(int(prev[i]), self.st)})")
         if self.receivers:
-            tally.add("receiver-missing", ERROR, p_instance & ~receiver, first - 1,
+            tally.add("receiver-missing", ERROR, p_instance & ~p_own & ~receiver, first - 1,
                       lambda i: f"START of instance method {self.st.method_qualified(int(p_mid[i]))} not followed "
                                 "by its RECEIVER")
+        own = (t == layout.TYPE_METHOD_START) & ((w & layout.START_RECEIVER_OWN) != 0)
+        own_instance = (mid < n_m) & self.m_instance[np.minimum(mid, n_m - 1)]
+        tally.add("receiver-own-misplaced", ERROR, own & ~own_instance, first,
+                  lambda i: f"START of {_word_text(int(w[i]) & ~layout.START_RECEIVER_OWN, self.st)} marked "
+                            "START_RECEIVER_OWN, which only an instance method's start may be")
 
         # Ids defined in static.xml.
         clamp = np.minimum(mid, n_m - 1)
@@ -774,7 +782,8 @@ class _WordChecker:
                 layout.EXT_EXCEPTION_EXIT:
             tally.add("throwable-missing", ERROR, np.ones(1, np.bool_), end - 1,
                       lambda i: "EXCEPTION_EXIT not followed by its THROWABLE (last event)")
-        if self.st is not None and self.receivers and t == layout.TYPE_METHOD_START:
+        if self.st is not None and self.receivers and t == layout.TYPE_METHOD_START \
+                and not prev & layout.START_RECEIVER_OWN:
             mid = (prev >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID
             if mid < len(self.m_instance) and self.m_instance[mid]:
                 tally.add("receiver-missing", ERROR, np.ones(1, np.bool_), end - 1,

@@ -5,7 +5,10 @@ The recorder defines the same names in ``jbgui/agent/java/jbgui/runtime/EventLay
 checks that both sides agree.
 """
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# What this jbgui reads: version 2 added START_RECEIVER_OWN (a start word that stands for its
+# receiver too); a version 1 trace never has it, so the same readers read both.
+READABLE_FORMAT_VERSIONS = (1, 2)
 
 TYPE_SHIFT = 30
 METHOD_SHIFT = 11
@@ -70,6 +73,10 @@ UNCHECKED_RUN_MAX = 256
 # Set by the entry probe in a start word whose method's first block has no probe (the recorder's
 # elide option, docs/trace-format.md); only in payloads with FILTER_ENTRY_BLOCKS, which readers expand.
 START_ENTRY_IMPLIED = 1
+# Set in an instance method's start word that has no receiver word after it because the receiver's
+# class is the method's own (format version 2): readers take the class from static.xml. Not an event
+# of its own; readers mask it out of the start word (check.py, replay_kernel.py, entry_blocks.py).
+START_RECEIVER_OWN = 2
 
 STREAM_MAGIC = b"JBTS"
 CHUNK_MAGIC = b"JBCK"

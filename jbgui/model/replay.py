@@ -78,10 +78,11 @@ def kernel_statics(st: Statics) -> K.Static:
     hnd = np.zeros((max(len(st.h_block), 1), 2), np.int64)
     hnd[:len(st.h_block), K.H_TARGET] = st.h_target
     hnd[:len(st.h_block), K.H_CATCH_ALL] = st.h_catch_all
-    meth = np.zeros((len(st.m_key), 3), np.int64)
+    meth = np.zeros((len(st.m_key), 4), np.int64)
     meth[:, K.MT_KEY] = st.m_key
     meth[:, K.MT_FLAGS] = st.m_flags
     meth[:, K.MT_BLOCKS] = st.m_blocks
+    meth[:, K.MT_CLASS] = st.m_class  # the receiver of a start marked START_RECEIVER_OWN
     for mid in range(1, len(st.m_name)):
         name = st.m_name[mid]
         if (name == "loadClass" and st.m_desc[mid] == "(Ljava/lang/String;)Ljava/lang/Class;") or \

@@ -52,6 +52,8 @@ _T_EXT, _T_START, _T_END, _T_BLOCK = (layout.TYPE_EXTENDED, layout.TYPE_METHOD_S
                                       layout.TYPE_BLOCK)
 _X_LOAD, _X_RECEIVER, _X_EXIT, _X_THROWABLE = (layout.EXT_CLASS_LOAD, layout.EXT_RECEIVER,
                                                layout.EXT_EXCEPTION_EXIT, layout.EXT_THROWABLE)
+# A start word marked so stands for its receiver word too, of the method's own class (MT_CLASS).
+_RECEIVER_OWN = layout.START_RECEIVER_OWN
 
 # Row columns (int64 in the kernel's buffer, one row of it per column so that each column is
 # contiguous when flushed; stored narrower on disk).
@@ -89,7 +91,7 @@ SITE_DIRECT, SITE_NATIVE, SITE_UNTRACED, SITE_VIRTUAL, SITE_DYNAMIC = range(5)
 # Handler fields.
 H_TARGET, H_CATCH_ALL = range(2)
 # Method fields and flags (flags mirror jbgui.model.statics; M_UPCALL is replay's own).
-MT_KEY, MT_FLAGS, MT_BLOCKS = range(3)
+MT_KEY, MT_FLAGS, MT_BLOCKS, MT_CLASS = range(4)
 M_NATIVE, M_HIDDEN_CLASS, M_IMPLICIT_ONLY, M_UPCALL = 1, 32, 64, 256
 # Site statistics.
 SS_CALLS, SS_LAST_RECEIVER, SS_CHANGES = range(3)
@@ -609,6 +611,9 @@ def _slow_event(S, T, w, ev):
             T.sc[S_UNKNOWN_IDS] += 1
         elif t == _T_START:
             _on_start(S, T, mid, ev)
+            if w & _RECEIVER_OWN:
+                # The start stands for its receiver word too: the method's own class.
+                _on_receiver(T, S.meth[mid, MT_CLASS])
         else:
             _on_end(S, T, mid, ev, False)
     else:
@@ -674,6 +679,26 @@ def _budget(S, T):
 
 
 @numba.njit(cache=True, _nrt=False)
+def _fast_receiver(sc, st, rows, recv_k, recv_v, sstat, top, cls):
+    """The receiver's class of the frame ``top``, just started (its row in the buffer): the fast
+    path's :func:`_on_receiver`."""
+    rows[COL_RECEIVER, sc[S_LAST_STARTED] - sc[S_BUF_BASE]] = cls
+    site = st[top, ST_SITE]
+    if site >= 0:
+        key = (site << 32) | cls
+        slot = _slot(recv_k, key)
+        if recv_k[slot] == EMPTY:
+            recv_k[slot] = key
+            sc[S_RECV_USED] += 1
+        recv_v[slot] += 1
+        last = sstat[site, SS_LAST_RECEIVER]
+        if last != cls:
+            if last != 0:
+                sstat[site, SS_CHANGES] += 1
+            sstat[site, SS_LAST_RECEIVER] = cls
+
+
+@numba.njit(cache=True, _nrt=False)
 def _fast(words, first, k, stop, sc, st, rows, patches, counts, edge_k, edge_v, recv_k, recv_v, sstat, page_base,
           blk, sites, meth):
     """Handle events from ``k`` while they are common ones, up to ``stop``; returns the index of
@@ -718,6 +743,9 @@ def _fast(words, first, k, stop, sc, st, rows, patches, counts, edge_k, edge_v, 
             st[top, ST_PTR] = p + 1
             sstat[p, SS_CALLS] += 1
             _push(sc, st, rows, mid, first + k, p, b, 0, 0)
+            if w & _RECEIVER_OWN:
+                # The start stands for its receiver word too: the method's own class.
+                _fast_receiver(sc, st, rows, recv_k, recv_v, sstat, d, meth[mid, MT_CLASS])
         elif t == _T_END:
             mid = (w >> _METHOD_SHIFT) & _METHOD_MASK
             b = st[top, ST_BLOCK]
@@ -726,24 +754,10 @@ def _fast(words, first, k, stop, sc, st, rows, patches, counts, edge_k, edge_v, 
             _pop(sc, st, rows, patches, first + k, 0)
         elif (w >> _SUBTYPE_SHIFT) & _SUBTYPE_MASK == _X_RECEIVER:
             # A receiver's class, right after the start of an instance method.
-            cls = w & _VALUE_MASK
             row = sc[S_LAST_STARTED]
             if row < sc[S_BUF_BASE] or st[top, ST_ROW] != row:
                 return k
-            rows[COL_RECEIVER, row - sc[S_BUF_BASE]] = cls
-            site = st[top, ST_SITE]
-            if site >= 0:
-                key = (site << 32) | cls
-                slot = _slot(recv_k, key)
-                if recv_k[slot] == EMPTY:
-                    recv_k[slot] = key
-                    sc[S_RECV_USED] += 1
-                recv_v[slot] += 1
-                last = sstat[site, SS_LAST_RECEIVER]
-                if last != cls:
-                    if last != 0:
-                        sstat[site, SS_CHANGES] += 1
-                    sstat[site, SS_LAST_RECEIVER] = cls
+            _fast_receiver(sc, st, rows, recv_k, recv_v, sstat, top, w & _VALUE_MASK)
         else:
             return k
         sc[S_LAST_EVENT] = first + k

@@ -149,9 +149,9 @@ class StreamReader:
         if magic != layout.STREAM_MAGIC:
             raise StreamHeaderError(f"{name}: offset 0: not an event stream (magic {magic!r}, expected "
                                     f"{layout.STREAM_MAGIC!r})", "stream-magic", 0)
-        if version != layout.FORMAT_VERSION:
-            raise StreamHeaderError(f"{name}: offset 4: stream format version {version}; this jbgui reads version "
-                                    f"{layout.FORMAT_VERSION}", "stream-version", 4)
+        if version not in layout.READABLE_FORMAT_VERSIONS:
+            raise StreamHeaderError(f"{name}: offset 4: stream format version {version}; this jbgui reads versions "
+                                    f"{', '.join(map(str, layout.READABLE_FORMAT_VERSIONS))}", "stream-version", 4)
         if header_size < layout.STREAM_HEADER_SIZE or header_size > self.size:
             raise StreamHeaderError(f"{name}: offset 6: header size {header_size}, expected "
                                     f"{layout.STREAM_HEADER_SIZE}", "header-size", 6)

@@ -44,9 +44,10 @@ def read_clock(path: Path, start_nanos: int | None = None) -> tuple[np.ndarray, 
     magic, version, record = _HEADER.unpack_from(data, 0)
     if magic != layout.CLOCK_MAGIC:
         raise TraceError(f"{name}: offset 0: not a clock file (magic {magic!r})")
-    if version != layout.FORMAT_VERSION or record != layout.CLOCK_RECORD_SIZE:
+    if version not in layout.READABLE_FORMAT_VERSIONS or record != layout.CLOCK_RECORD_SIZE:
         raise TraceError(f"{name}: offset 4: clock format version {version} with {record}-byte records; this "
-                         f"jbgui reads version {layout.FORMAT_VERSION} with {layout.CLOCK_RECORD_SIZE}-byte records")
+                         f"jbgui reads versions {', '.join(map(str, layout.READABLE_FORMAT_VERSIONS))} with "
+                         f"{layout.CLOCK_RECORD_SIZE}-byte records")
     body = data[layout.CLOCK_HEADER_SIZE:]
     whole = len(body) // layout.CLOCK_RECORD_SIZE
     if len(body) % layout.CLOCK_RECORD_SIZE:

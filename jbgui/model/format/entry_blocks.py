@@ -20,6 +20,9 @@ _FLAGGED = (layout.TYPE_METHOD_START << layout.TYPE_SHIFT) | layout.START_ENTRY_
 _RECEIVER_MASK = (3 << layout.TYPE_SHIFT) | (7 << layout.SUBTYPE_SHIFT)
 _RECEIVER = layout.EXT_RECEIVER << layout.SUBTYPE_SHIFT
 _CLEAR = 0xFFFFFFFF ^ layout.START_ENTRY_IMPLIED
+# The block word follows from the start word without any of its marks (START_RECEIVER_OWN stays on
+# the start word, for the readers of receivers).
+_CLEAR_ALL = _CLEAR ^ layout.START_RECEIVER_OWN
 _BLOCK_FROM_START = (layout.TYPE_BLOCK - layout.TYPE_METHOD_START) << layout.TYPE_SHIFT
 
 
@@ -51,7 +54,7 @@ def _expand(words, out):
             out[j] = words[i + 1]
             j += 1
             i += 1
-        out[j] = start + _BLOCK_FROM_START
+        out[j] = (w & _CLEAR_ALL) + _BLOCK_FROM_START
         j += 1
         i += 1
     return j

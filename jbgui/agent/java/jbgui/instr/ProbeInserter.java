@@ -207,7 +207,10 @@ final class ProbeInserter {
         }
         if (receiver && !isStatic && !isCtor) {
             entry.add(new VarInsnNode(Opcodes.ALOAD, 0));
-            entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "enterInstance", "(ILjava/lang/Object;)" + TRACE_DESC, false));
+            entry.add(ownClassLoadable(owner, version) ? new LdcInsnNode(org.objectweb.asm.Type.getObjectType(owner))
+                    : new InsnNode(Opcodes.ACONST_NULL));
+            entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "enterInstance",
+                    "(ILjava/lang/Object;Ljava/lang/Class;)" + TRACE_DESC, false));
         } else {
             entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "enter", "(I)" + TRACE_DESC, false));
         }
@@ -274,6 +277,19 @@ final class ProbeInserter {
     }
 
     /** The agent's own entry point: guard the thread while it runs, record nothing. */
+    /**
+     * Whether the class may load its own class constant (this_class, already in the pool) for
+     * Tracer.enterInstance; else the probe passes null and every receiver gets its word. A class
+     * constant needs Java 5. The accessors reflection generates on JDK 17 (jdk/internal/reflect/
+     * GeneratedMethodAccessor1, …) cannot: HotSpot resolves their class constants through the
+     * parent of their DelegatingClassLoader, which does not know them (NoClassDefFoundError in
+     * tests/programs/reflection).
+     */
+    static boolean ownClassLoadable(String owner, int version) {
+        return (version & 0xFFFF) >= Opcodes.V1_5 && !owner.startsWith("jdk/internal/reflect/Generated")
+                && !owner.startsWith("sun/reflect/Generated");
+    }
+
     static void hook(MethodNode mn, String owner, int version, BlockAnalysis ba) {
         boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
         InsnList code = mn.instructions;

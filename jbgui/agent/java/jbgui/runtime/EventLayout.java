@@ -7,7 +7,7 @@ package jbgui.runtime;
 public final class EventLayout {
     private EventLayout() {}
 
-    public static final int FORMAT_VERSION = 1;
+    public static final int FORMAT_VERSION = 2;
 
     // Event word: 2-bit type | 19-bit method id | 11-bit block index (JBInsTrace, Figure 2).
     public static final int TYPE_SHIFT = 30;
@@ -83,6 +83,15 @@ public final class EventLayout {
      * A start word's block bits are otherwise 0.
      */
     public static final int START_ENTRY_IMPLIED = 1;
+
+    /**
+     * Set in an instance method's start word, which then has no receiver word after it, when the
+     * receiver's class is the method's own (jbgui.runtime.Tracer.enterInstance): readers take the
+     * method's class from static.xml. On javac it spares half of the receiver words and the
+     * program's thread their class lookups. Readers keep it (it is not an event of its own) and
+     * mask it out of the start word like START_ENTRY_IMPLIED.
+     */
+    public static final int START_RECEIVER_OWN = 2;
 
     public static int methodStart(int methodId) {
         return (TYPE_METHOD_START << TYPE_SHIFT) | (methodId << METHOD_SHIFT);

@@ -135,8 +135,19 @@ public final class ThreadTrace {
         start(event);
     }
 
+    /** The class of the last receiver looked up on this thread, and its word (Tracer.enterInstance's fast path). */
+    Class<?> lastClass;
+    int lastWord;
+
     private int receiverWord(Object self) {
-        return EventLayout.extended(EventLayout.EXT_RECEIVER, classId(self.getClass()));
+        Class<?> c = self.getClass();
+        int id = classId(c);
+        int word = EventLayout.extended(EventLayout.EXT_RECEIVER, id);
+        if (id != 0) {
+            lastWord = word;
+            lastClass = c;
+        }
+        return word;
     }
 
     /**
