@@ -42,6 +42,12 @@ def exception_exit_word(method_id: int) -> int:
     return layout.extended(EXT_EXCEPTION_EXIT, method_id)
 
 
+def unmark(words: np.ndarray) -> np.ndarray:
+    """``words`` (uint32) with the START_RECEIVER_OWN mark cleared in start words."""
+    marked = ((words >> TYPE_SHIFT) == TYPE_METHOD_START) & ((words & np.uint32(layout.START_RECEIVER_OWN)) != 0)
+    return np.where(marked, words & np.uint32(~layout.START_RECEIVER_OWN & 0xFFFFFFFF), words).astype(np.uint32)
+
+
 class TraceFacts:
     """Counts and sequences of events in one trace directory."""
 
@@ -126,10 +132,16 @@ class TraceFacts:
         return [self.class_name(c) for c in self.throwables_after_exits(thread, method_id)]
 
     # Counting --------------------------------------------------------------------------------
+    # Start words are compared without their START_RECEIVER_OWN mark (a receiver of the method's
+    # own class, format version 2): the same call, whatever its receiver.
+
+    def unmarked(self, thread: int) -> np.ndarray:
+        """One thread's words with start words unmarked (see above)."""
+        return unmark(self.events(thread))
 
     def _count_word(self, word: int, thread: int | None) -> int:
         threads = [thread] if thread is not None else self.thread_indices
-        return sum(int(np.count_nonzero(self.events(t) == np.uint32(word))) for t in threads)
+        return sum(int(np.count_nonzero(self.unmarked(t) == np.uint32(word))) for t in threads)
 
     def starts(self, method_id: int, thread: int | None = None) -> int:
         return self._count_word(layout.method_start(method_id), thread)
@@ -151,7 +163,7 @@ class TraceFacts:
     def call_sequence(self, thread: int, method_ids: list[int]) -> list[str]:
         """The start/end/exception-exit words of the given methods on one thread, in order, as
         readable tokens: ``S<id>``, ``E<id>``, ``X<id>``."""
-        words = self.events(thread)
+        words = self.unmarked(thread)
         names = {}
         for mid in method_ids:
             names[layout.method_start(mid)] = f"S{mid}"
@@ -206,7 +218,7 @@ class TraceFacts:
                     break
                 magic, codec, filt, _flags, count, length = CHUNK_HEADER.unpack_from(chunk)
                 assert magic == layout.CHUNK_MAGIC, f"bad chunk magic at {stream.tell() - len(chunk)}"
-                decoded = decode_payload(stream.read(length), codec, filt, count)
+                decoded = unmark(decode_payload(stream.read(length), codec, filt, count))
                 counts += (decoded[:, None] == wanted[None, :]).sum(axis=0)
         return dict(zip(words, counts.tolist()))
 
