@@ -556,19 +556,25 @@ def _on_receiver(T, cls):
     if d < 0 or T.st[d, ST_ROW] != row:
         return
     site = T.st[d, ST_SITE]
-    if site < 0:
-        return
+    if site >= 0:
+        _count_receiver(T.sc, T.recv_k, T.recv_v, T.sstat, site, cls)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _count_receiver(sc, recv_k, recv_v, sstat, site, cls):
+    """One call at ``site`` with a receiver of class ``cls``: the site's receiver counts and its
+    changes of class (both replay paths)."""
     key = (site << 32) | cls
-    slot = _slot(T.recv_k, key)
-    if T.recv_k[slot] == EMPTY:
-        T.recv_k[slot] = key
-        T.sc[S_RECV_USED] += 1
-    T.recv_v[slot] += 1
-    last = T.sstat[site, SS_LAST_RECEIVER]
+    slot = _slot(recv_k, key)
+    if recv_k[slot] == EMPTY:
+        recv_k[slot] = key
+        sc[S_RECV_USED] += 1
+    recv_v[slot] += 1
+    last = sstat[site, SS_LAST_RECEIVER]
     if last != cls:
         if last != 0:
-            T.sstat[site, SS_CHANGES] += 1
-        T.sstat[site, SS_LAST_RECEIVER] = cls
+            sstat[site, SS_CHANGES] += 1
+        sstat[site, SS_LAST_RECEIVER] = cls
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -685,17 +691,7 @@ def _fast_receiver(sc, st, rows, recv_k, recv_v, sstat, top, cls):
     rows[COL_RECEIVER, sc[S_LAST_STARTED] - sc[S_BUF_BASE]] = cls
     site = st[top, ST_SITE]
     if site >= 0:
-        key = (site << 32) | cls
-        slot = _slot(recv_k, key)
-        if recv_k[slot] == EMPTY:
-            recv_k[slot] = key
-            sc[S_RECV_USED] += 1
-        recv_v[slot] += 1
-        last = sstat[site, SS_LAST_RECEIVER]
-        if last != cls:
-            if last != 0:
-                sstat[site, SS_CHANGES] += 1
-            sstat[site, SS_LAST_RECEIVER] = cls
+        _count_receiver(sc, recv_k, recv_v, sstat, site, cls)
 
 
 @numba.njit(cache=True, _nrt=False)
