@@ -70,9 +70,10 @@ def test_slow_paths_are_not_inlined(record, jdk):
 
 MAX_INLINE_SIZE = 35
 FREQ_INLINE_SIZE = 325
-PROBES = {"jbgui/runtime/Tracer": ("enter", "enterInstance", "block", "blockChecked", "exit")}
+# "leaf": the longer of its two overloads (static, instance), the one probe of a leaf method.
+PROBES = {"jbgui/runtime/Tracer": ("enter", "enterInstance", "block", "blockChecked", "exit", "leaf")}
 # The entry probes' other cases (a thread to look up, a receiver's class, a full buffer) go to
-# Tracer.enterSlow, one call not inlined; ThreadTrace.start, startInstance, receiverWord, classId
+# Tracer.enterSlow (Tracer.leafSlow for a leaf's probe), one call not inlined; ThreadTrace.start, startInstance, receiverWord, classId
 # and ThreadRegistry.current run there, off the fast paths.
 FAST_PATHS = {
     "jbgui/runtime/ThreadTrace": ("put", "put2", "putUnchecked", "check"),

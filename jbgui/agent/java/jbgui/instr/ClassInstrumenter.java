@@ -372,11 +372,15 @@ public final class ClassInstrumenter {
             f.reason = "intrinsic";
             return;
         }
-        boolean[] covered = options.exceptionExitEvents ? handlerCoverage(cn.name, mn, f, result) : null;
         boolean blocks = options.blockLevel && options.blockEvents && !"method-only".equals(f.status);
+        boolean entryImplied = blocks && options.entryElision && BlockElision.entryImplied(mn, f.blocks);
+        if (LeafMethods.isLeaf(mn, cn.name, f.blocks, blocks, entryImplied)) {
+            ProbeInserter.leaf(mn, cn.name, cn.version, classFirstId, f.id, options.receiverEvents, entryImplied);
+            return;
+        }
+        boolean[] covered = options.exceptionExitEvents ? handlerCoverage(cn.name, mn, f, result) : null;
         ProbeInserter.trace(mn, cn.name, cn.version, f.blocks, classFirstId, f.id, blocks, options.receiverEvents,
-                options.exceptionExitEvents, options.blockingStamps, covered,
-                blocks && options.entryElision && BlockElision.entryImplied(mn, f.blocks));
+                options.exceptionExitEvents, options.blockingStamps, covered, entryImplied);
     }
 
     /**

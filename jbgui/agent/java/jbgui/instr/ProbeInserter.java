@@ -176,26 +176,7 @@ final class ProbeInserter {
         }
 
         // B is set before the handler's range begins: the handler's frame declares it an int.
-        InsnList entry = new InsnList();
-        entry.add(new LdcInsnNode(EventLayout.methodStart(classFirstId)));
-        int k = methodId - classFirstId;
-        if (k > 0) {
-            // K never becomes a pool constant: every int the instrumentation adds to the pool is
-            // taken for an event word and relocated (CachedClass.locateConstants). Method ids have
-            // 19 bits, so K fits sipush but in a class with over 32767 method pages.
-            if (k <= Short.MAX_VALUE) {
-                entry.add(pushInt(k));
-            } else {
-                entry.add(pushInt(k >>> 15));
-                entry.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.BIPUSH, 15));
-                entry.add(new InsnNode(Opcodes.ISHL));
-                entry.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.SIPUSH, k & Short.MAX_VALUE));
-                entry.add(new InsnNode(Opcodes.IOR));
-            }
-            entry.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.BIPUSH, EventLayout.METHOD_SHIFT));
-            entry.add(new InsnNode(Opcodes.ISHL));
-            entry.add(new InsnNode(Opcodes.IADD));
-        }
+        InsnList entry = startWord(classFirstId, methodId);
         entry.add(new VarInsnNode(Opcodes.ISTORE, base));
         entry.add(new InsnNode(Opcodes.ACONST_NULL));
         entry.add(new VarInsnNode(Opcodes.ASTORE, slot));
@@ -276,7 +257,59 @@ final class ProbeInserter {
         }
     }
 
-    /** The agent's own entry point: guard the thread while it runs, record nothing. */
+
+    /** Pushes the method's start word: FIRST, the class's one event constant, plus K pages (see the class comment). */
+    private static InsnList startWord(int classFirstId, int methodId) {
+        InsnList p = new InsnList();
+        p.add(new LdcInsnNode(EventLayout.methodStart(classFirstId)));
+        int k = methodId - classFirstId;
+        if (k > 0) {
+            // K never becomes a pool constant: every int the instrumentation adds to the pool is
+            // taken for an event word and relocated (CachedClass.locateConstants). Method ids have
+            // 19 bits, so K fits sipush but in a class with over 32767 method pages.
+            if (k <= Short.MAX_VALUE) {
+                p.add(pushInt(k));
+            } else {
+                p.add(pushInt(k >>> 15));
+                p.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.BIPUSH, 15));
+                p.add(new InsnNode(Opcodes.ISHL));
+                p.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.SIPUSH, k & Short.MAX_VALUE));
+                p.add(new InsnNode(Opcodes.IOR));
+            }
+            p.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.BIPUSH, EventLayout.METHOD_SHIFT));
+            p.add(new InsnNode(Opcodes.ISHL));
+            p.add(new InsnNode(Opcodes.IADD));
+        }
+        return p;
+    }
+
+    /**
+     * A method of {@link LeafMethods}: one probe at entry records its start, its receiver and its
+     * end; no exit probe, no handler, no new local, so the method's frames stay as they were.
+     * {@code entryImplied}: the start word carries START_ENTRY_IMPLIED (its one block's event is
+     * implied), which the probe clears for the end word.
+     */
+    static void leaf(MethodNode mn, String owner, int version, int classFirstId, int methodId, boolean receiver,
+                     boolean entryImplied) {
+        InsnList entry = startWord(classFirstId, methodId);
+        if (entryImplied) {
+            entry.add(pushInt(EventLayout.START_ENTRY_IMPLIED));
+            entry.add(new InsnNode(Opcodes.IOR));
+        }
+        if (receiver && (mn.access & Opcodes.ACC_STATIC) == 0) {
+            entry.add(new VarInsnNode(Opcodes.ALOAD, 0));
+            entry.add(ownClassLoadable(owner, version) ? new LdcInsnNode(org.objectweb.asm.Type.getObjectType(owner))
+                    : new InsnNode(Opcodes.ACONST_NULL));
+            entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "leaf", "(ILjava/lang/Object;Ljava/lang/Class;)V", false));
+        } else {
+            entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "leaf", "(I)V", false));
+        }
+        // Inserted before the first instruction, which no jump targets (LeafMethods: jumps go
+        // forward), so no frame describes the place it moves from.
+        mn.instructions.insert(entry);
+        mn.maxStack = Math.max(mn.maxStack, 3);
+    }
+
     /**
      * Whether the class may load its own class constant (this_class, already in the pool) for
      * Tracer.enterInstance; else the probe passes null and every receiver gets its word. A class
@@ -290,6 +323,7 @@ final class ProbeInserter {
                 && !owner.startsWith("sun/reflect/Generated");
     }
 
+    /** The agent's own entry point: guard the thread while it runs, record nothing. */
     static void hook(MethodNode mn, String owner, int version, BlockAnalysis ba) {
         boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
         InsnList code = mn.instructions;

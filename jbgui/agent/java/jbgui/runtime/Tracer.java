@@ -12,6 +12,8 @@ import jdk.internal.vm.annotation.DontInline;
  * ThreadTrace.DISCARD where nothing may be recorded); at each
  * basic block {@code block(t, start, index)} or {@code blockChecked(t, start, index)}; before each return {@code exit(t, start)}; in a
  * catch-all handler around the body {@code exceptionExit(throwable, t, start)}, then rethrow.
+ * A leaf method (jbgui.instr.LeafMethods) has only {@code leaf(start)} (or {@code leaf(start,
+ * this, class)}) at entry, which records its start and end at once.
  * {@code start} is the method's start event word, from which the others follow (EventLayout).
  */
 public final class Tracer {
@@ -103,6 +105,60 @@ public final class Tracer {
             }
         }
         return enterSlow(event, self);
+    }
+
+    // A leaf method (jbgui.instr.LeafMethods: it calls nothing and cannot throw) has one probe, at
+    // entry, that stores its start and its end together: the words enter and exit would store, in
+    // the same order. The end word is the start's without its marks, plus END_FROM_START.
+
+    /** A static leaf method's start and end; {@code event} is its start word, perhaps marked START_ENTRY_IMPLIED. */
+    public static void leaf(int event) {
+        Thread me = Thread.currentThread();
+        ThreadTrace t = ThreadRegistry.FAST[(int) ThreadObjects.id(me) & (ThreadRegistry.FAST_SLOTS - 1)];
+        int p;
+        if (START && END && t.thread == me && t.guard == 0 && (p = t.pos) < t.limit - 2) {
+            int[] b = t.buf;
+            ThreadObjects.store(b, p, event);
+            ThreadObjects.store(b, p + 1, endOfLeaf(event));
+            t.pos = p + 2;
+            return;
+        }
+        leafSlow(event, null);
+    }
+
+    /** An instance leaf method's start, receiver and end (see {@link #enterInstance} for {@code owner}). */
+    public static void leaf(int event, Object self, Class<?> owner) {
+        Thread me = Thread.currentThread();
+        ThreadTrace t = ThreadRegistry.FAST[(int) ThreadObjects.id(me) & (ThreadRegistry.FAST_SLOTS - 1)];
+        int p;
+        if (START && END && RECEIVER && t.thread == me && t.guard == 0 && (p = t.pos) < t.limit - 3) {
+            int[] b = t.buf;
+            Class<?> c = self.getClass();
+            if (c == owner) {
+                ThreadObjects.store(b, p, event | EventLayout.START_RECEIVER_OWN);
+                ThreadObjects.store(b, p + 1, endOfLeaf(event));
+                t.pos = p + 2;
+                return;
+            }
+            if (c == t.lastClass) {
+                ThreadObjects.store(b, p, event);
+                ThreadObjects.store(b, p + 1, t.lastWord);
+                ThreadObjects.store(b, p + 2, endOfLeaf(event));
+                t.pos = p + 3;
+                return;
+            }
+        }
+        leafSlow(event, self);
+    }
+
+    private static int endOfLeaf(int event) {
+        return (event & ~EventLayout.START_ENTRY_IMPLIED) + EventLayout.END_FROM_START;
+    }
+
+    /** The leaf probes' other cases: what enter (or enterInstance) and exit would do. */
+    @DontInline
+    private static void leafSlow(int event, Object self) {
+        exit(enterSlow(event, self), event & ~EventLayout.START_ENTRY_IMPLIED);
     }
 
     /** The entry probes' other cases (see above); {@code self} is null for a static method or constructor. */
