@@ -37,6 +37,8 @@ import jbgui.runtime.EventLayout;
  *   blocking call: aload S; invokestatic blockingEnter; CALL; aload S; invokestatic blockingExit
  *   monitorenter:  aload S; invokestatic monitorEnter; MONITORENTER; aload S; invokestatic monitorEntered
  *   loadClass(String): the {@link LoaderPrologue}, before everything else
+ *   a leaf method ({@link LeafMethods}), instead of all the above:
+ *                 ldc FIRST; [push K; …]; [iconst_1; ior;] (aload 0; ldc THIS_CLASS;) invokestatic leaf
  * </pre>
  *
  * S and B (and T) are new locals after the method's own, so no existing code touches them. B holds
