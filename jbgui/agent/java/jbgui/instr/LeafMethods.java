@@ -20,16 +20,17 @@ import org.objectweb.asm.tree.analysis.BasicValue;
  *
  * <p>Such a method calls nothing (no invoke, no {@code getstatic}/{@code putstatic}, which may run
  * a class initializer, no {@code new}, no class constant, which may load a class), cannot throw
- * (no array access, no integer division, no cast, no {@code athrow}, no field access but on
- * {@code this}), holds no monitor and has no handler, and runs straight to a return: its jumps all
- * go forward, so it cannot loop. At block level it also has a single block whose event the start
- * implies (BlockElision), so its events are the start, the receiver word where there is one, and
- * the end, in that order, whatever the arguments. The entry probe (Tracer.leaf, Tracer.leafInstance)
- * stores those words at once and the method gets no exit probe, no exception-exit handler and no
- * new locals: the trace holds the same words as with the full probes (readers cannot tell), the
- * program's thread makes one probe call instead of two, and the method stays small enough for
- * HotSpot to inline where it is called (MaxInlineSize, 35 bytes of bytecode: a getter with the
- * full probes had some 50).
+ * (no array access, no integer division, no cast or {@code instanceof}, no {@code athrow}, no
+ * field access but on {@code this}), holds no monitor and has no handler, and runs straight to a
+ * return: its jumps all go forward, so it cannot loop. At block level it also has a single block
+ * whose event the start implies (BlockElision), so its events are the start, the receiver word
+ * where there is one, and the end, in that order, whatever the arguments. The entry probe
+ * (Tracer.leaf, static or with the receiver) stores those words at once and the method gets no
+ * exit probe, no exception-exit handler and no new locals: the trace holds the same words as with
+ * the full probes (readers cannot tell), the program's thread makes one probe call instead of two,
+ * and the method stays small enough for HotSpot to inline where it is called (MaxInlineSize, 35
+ * bytes of bytecode: {@code return value;} is 20 bytes with its leaf probe, 42 with the full
+ * probes).
  *
  * <p>What it leaves out: a StackOverflowError or an asynchronous exception (Thread.stop) inside
  * such a method is recorded as a normal end; with the full probes it would be an exception exit.
