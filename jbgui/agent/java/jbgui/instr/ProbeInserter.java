@@ -259,7 +259,6 @@ final class ProbeInserter {
         }
     }
 
-
     /** Pushes the method's start word: FIRST, the class's one event constant, plus K pages (see the class comment). */
     private static InsnList startWord(int classFirstId, int methodId) {
         InsnList p = new InsnList();
