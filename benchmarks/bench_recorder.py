@@ -231,13 +231,13 @@ def ant_workload(java_home: Path, work: Path) -> Workload:
     return Workload("ant", args, f"{ANT_CLASSES} classes", prepare, normalize)
 
 
-def jedit_workload(work: Path, display: str) -> Workload:
+def jedit_workload(java_home: Path, work: Path, display: str) -> Workload:
     """jEdit's start-up until its first view shows (benchmarks/jedit_startup.py), on ``display``."""
     import jedit_startup
 
     home = work / "jedit"
     home.mkdir()
-    args = jedit_startup.java_args(home)
+    args = jedit_startup.java_args(home, str(java_home / "bin" / "javac"))
 
     def prepare(_cwd: Path) -> None:
         jedit_startup.fresh_settings(home)
@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
                 except jedit_startup.JeditMissing as missing:
                     print(f"bench_recorder: jedit skipped: {missing}", file=sys.stderr)
                     continue
-                workload = jedit_workload(work, display)
+                workload = jedit_workload(java_home, work, display)
             elif name == "hello":
                 workload = hello_workload(java_home, work)
             elif name == "kernel":

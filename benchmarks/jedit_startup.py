@@ -3,9 +3,13 @@ the issues measure the recorder and the explorer on (a Swing application of ~3,6
 20-odd threads, the workload JBInsTrace reported on).
 
 jEdit runs under a private Xvfb display with fresh settings (no plugins, no recent files, no
-server socket), and a BeanShell script passed with ``-run`` waits on a thread of its own until
-the first view is showing, then asks jEdit to exit. The wait polls every 100 ms, so the script's
-own work is a few hundred interpreted statements, nothing beside jEdit's start-up.
+server socket), and a BeanShell script passed with ``-run`` starts a thread of its own that waits
+until the first view is showing, then asks jEdit to exit. The waiting is a compiled class
+(``WaitForView``, compiled into the work directory and put on the class path after jEdit's jar),
+not a BeanShell loop: BeanShell interprets each statement through reflection, and traced, its
+loop polling every 100 ms recorded 75 million of the run's 534 million events (14%, on a second
+thread competing for the machine's two cores) and lasted longer the slower the traced run was.
+The compiled wait records a few dozen events per poll, so nothing beside jEdit's start-up counts.
 
 Used by ``benchmarks/bench_recorder.py`` (``--workload jedit``) and to record a trace for the
 explorer and store benchmarks::
@@ -27,18 +31,32 @@ from pathlib import Path
 JEDIT_JAR = Path("/usr/share/jedit/jedit.jar")
 MAIN_CLASS = "org.gjt.sp.jedit.jEdit"
 SHOWN = "jbgui-first-view-shown"
-# Runs inside jEdit (BeanShell): waits for the first view to be on screen, then exits jEdit the
-# way its File > Exit does (on the event thread), so shutdown hooks and the tracer's flush run.
-EXIT_WHEN_SHOWN = f"""import javax.swing.SwingUtilities;
-r = new Runnable() {{
-  public void run() {{
-    while (jEdit.getFirstView() == null || !jEdit.getFirstView().isShowing()) Thread.sleep(100);
-    System.out.println("{SHOWN}");
-    SwingUtilities.invokeLater(new Runnable() {{ public void run() {{ jEdit.exit(null, false); }} }});
-  }}
-}};
-new Thread(r, "jbgui-wait-for-view").start();
+# Polls every 100 ms until the first view is on screen, then exits jEdit the way its File > Exit
+# does (on the event thread), so shutdown hooks and the tracer's flush run. An anonymous class,
+# not a lambda, so that the wait bootstraps nothing jEdit would not.
+WAIT_FOR_VIEW = f"""import javax.swing.SwingUtilities;
+import org.gjt.sp.jedit.jEdit;
+
+public final class WaitForView implements Runnable {{
+    public void run() {{
+        try {{
+            while (jEdit.getFirstView() == null || !jEdit.getFirstView().isShowing()) {{
+                Thread.sleep(100);
+            }}
+        }} catch (InterruptedException e) {{
+            return;
+        }}
+        System.out.println("{SHOWN}");
+        SwingUtilities.invokeLater(new Runnable() {{
+            public void run() {{
+                jEdit.exit(null, false);
+            }}
+        }});
+    }}
+}}
 """
+# Runs inside jEdit (BeanShell), which finds WaitForView on the class path.
+START_WAITING = 'new Thread(new WaitForView(), "jbgui-wait-for-view").start();\n'
 
 
 class JeditMissing(RuntimeError):
@@ -53,13 +71,23 @@ def require() -> None:
         raise JeditMissing("Xvfb is missing: apt-get install xvfb")
 
 
-def java_args(work: Path) -> list[str]:
-    """The JVM arguments (after ``java``) of one start-up; writes the script into ``work``.
-    Settings go to ``work/settings``: :func:`fresh_settings` empties it before each run."""
+def java_args(work: Path, javac: str | None = None) -> list[str]:
+    """The JVM arguments (after ``java``) of one start-up; writes the script and compiles the
+    waiting class into ``work`` (with ``javac``, by default the one on PATH). Settings go to
+    ``work/settings``: :func:`fresh_settings` empties it before each run."""
+    javac = javac or shutil.which("javac")
+    if javac is None:
+        raise JeditMissing("javac is missing (it compiles the class that waits for the first view)")
+    helper = work / "wait-for-view"
+    helper.mkdir(parents=True, exist_ok=True)
+    source = helper / "WaitForView.java"
+    source.write_text(WAIT_FOR_VIEW)
+    subprocess.run([javac, "--release", "11", "-nowarn", "-cp", str(JEDIT_JAR), "-d", str(helper), str(source)],
+                   check=True, capture_output=True, text=True)
     script = work / "exit-when-shown.bsh"
-    script.write_text(EXIT_WHEN_SHOWN)
-    return ["-cp", str(JEDIT_JAR), MAIN_CLASS, "-nosplash", "-noserver", "-nobackground",
-            f"-settings={work / 'settings'}", f"-run={script}"]
+    script.write_text(START_WAITING)
+    return ["-cp", os.pathsep.join([str(JEDIT_JAR), str(helper)]), MAIN_CLASS, "-nosplash", "-noserver",
+            "-nobackground", f"-settings={work / 'settings'}", f"-run={script}"]
 
 
 def fresh_settings(work: Path) -> None:
