@@ -437,6 +437,8 @@ def test_the_programs_own_classes_come_from_the_cache_until_they_change(default_
     assert "Gen" in {c.name for c in first.classes.values()}
     second, own = record_app(default_jdk, agent_jar, tmp_path, tmp_path / "t2", cache)
     assert own == (3, 3)
+    # Their templates (read by the writer) were sound: the entries are all still there.
+    assert sorted(p.name.split("@")[0] for p in app_dir.iterdir()) == names
     # Served from the cache, the program's classes record exactly what instrumenting them did.
     calls = own_calls(first)
     assert calls == own_calls(second)
@@ -450,3 +452,51 @@ def test_the_programs_own_classes_come_from_the_cache_until_they_change(default_
     assert own == (2, 3)
     assert sorted(p.name.split("@")[0] for p in app_dir.iterdir()) == ["App", "App$1", "Helper", "Helper"]
     assert described(third)["Helper"] != da["Helper"]
+
+
+def damage_entry(entry: Path, how: str) -> None:
+    """Damages a class's own cache entry (a 32-byte header of big-endian ints: magic, class file
+    length, constant count, id count, attributes' and warnings' lengths, template parts and text;
+    then the head those lengths give, then the template, which ends the file)."""
+    data = bytearray(entry.read_bytes())
+    _, length, constants, _, attrs, warn, parts, _ = (int.from_bytes(data[i:i + 4], "big") for i in range(0, 32, 4))
+    template = 32 + length + 5 * constants + attrs + warn
+    assert parts >= 1 and template < len(data)
+    if how == "truncated":        # found short when the class loads: instrumented afresh
+        del data[-1]
+    elif how == "template":       # the template's first part lengths negative: found by the writer
+        data[template:template + 8] = b"\xff" * 8
+    entry.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["truncated", "template"])
+def test_a_damaged_class_entry_only_means_describing_again(default_jdk, agent_jar, tmp_path, how):
+    # The program's thread reads an entry's head when the class loads; the writer reads its
+    # template, most of the entry, when it describes the class. Damage found at either point
+    # costs the class its description from the cache, never a wrong one or a lost class.
+    compile_app(default_jdk, tmp_path, "i")
+    cache = tmp_path / "cache"
+    first, _ = record_app(default_jdk, agent_jar, tmp_path, tmp_path / "t1", cache)
+    (app_dir,) = cache.glob("*/app")
+    (entry,) = app_dir.glob("Helper@*.jbc")
+    sound = entry.read_bytes()
+    damage_entry(entry, how)
+    second, own = record_app(default_jdk, agent_jar, tmp_path, tmp_path / "t2", cache)
+    assert own == ((2, 3) if how == "truncated" else (3, 3))
+    assert own_calls(first) == own_calls(second)
+    assert block_counts(first)["Helper.sum(I)I"] == block_counts(second)["Helper.sum(I)I"] > 0
+    da, db = described(first), described(second)
+    assert all(da[c] == db[c] for c in ("App", "App$1", "Helper", "Gen"))
+    report = run_check(second.path)
+    problems = [f.format() for f in report.findings if f.severity in (ERROR, WARNING, FATAL)]
+    assert not problems, "\n".join(problems)
+    # A short entry was replaced at once, by the class instrumented afresh; one whose template
+    # was damaged is removed, and the next run stores the class anew.
+    if how == "truncated":
+        assert entry.read_bytes() == sound
+    else:
+        assert not entry.exists()
+    third, own = record_app(default_jdk, agent_jar, tmp_path, tmp_path / "t3", cache)
+    assert own == ((3, 3) if how == "truncated" else (2, 3))
+    assert entry.read_bytes() == sound
+    assert described(third)["Helper"] == da["Helper"]

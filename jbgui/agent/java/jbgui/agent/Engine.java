@@ -89,6 +89,8 @@ public final class Engine {
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000
                 + " ms: " + jbgui.instr.ClassInstrumenter.phaseSummary() + "; " + bundle + "); agent start-up "
                 + (System.nanoTime() - startNanos) / 1_000_000 + " ms (" + phases + ")");
+        transformer.startupTransformNanos = transformer.transformNanos.get();
+        transformer.startupTransformed = transformer.transformed.get();
         cacheSummary = transformer;
         registerShutdownHook();
         Tracer.setActive(options.record);
@@ -266,6 +268,12 @@ public final class Engine {
                 String summary = t == null ? null : t.cacheSummary();
                 if (summary != null) {
                     TraceWriter.log("info: " + summary);
+                }
+                if (t != null) {
+                    int classes = t.transformed.get() - t.startupTransformed;
+                    TraceWriter.log("info: the transformer took " + (t.transformNanos.get() - t.startupTransformNanos) / 1_000_000
+                            + " ms for the " + classes + " classes handed to it after start-up (in all: "
+                            + jbgui.instr.ClassInstrumenter.phaseSummary() + ")");
                 }
                 TraceWriter.shutdown("shutdown");
             }

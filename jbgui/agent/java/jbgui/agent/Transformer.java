@@ -394,6 +394,9 @@ final class Transformer implements ClassFileTransformer {
     /** Time spent in the transformer, for the summary in agent.log. */
     final java.util.concurrent.atomic.AtomicLong transformNanos = new java.util.concurrent.atomic.AtomicLong();
     final java.util.concurrent.atomic.AtomicInteger transformed = new java.util.concurrent.atomic.AtomicInteger();
+    /** The two above at the end of start-up: agent.log's last lines say what came after. */
+    long startupTransformNanos;
+    int startupTransformed;
 
     private byte[] transformGuarded(Module module, ClassLoader loader, String className, Class<?> redefined,
                                     ProtectionDomain domain, byte[] bytes, ThreadTrace guard) {

@@ -256,17 +256,18 @@ public final class ClassCache {
         }
         // FileInputStream, not java.nio.file.Files: NIO keeps a per-thread buffer cache that the
         // program's thread would later clean up at its exit, in the trace (trace neutrality).
+        // Only the head: the template, most of the entry, is read by the writer (CachedClass.read).
         try (FileInputStream in = new FileInputStream(f)) {
-            byte[] data = new byte[(int) f.length()];
-            int n = 0;
-            while (n < data.length) {
-                int r = in.read(data, n, data.length - n);
-                if (r < 0) {
-                    throw new IOException("short read");
-                }
-                n += r;
+            long size = f.length();
+            byte[] header = new byte[CachedClass.HEADER];
+            CachedClass.readFully(in, header, 0, header.length);
+            long headLength = CachedClass.headLength(header);
+            if (headLength < 0 || headLength > size || headLength > Integer.MAX_VALUE - 16) {
+                throw new IOException("damaged cached class");
             }
-            CachedClass c = CachedClass.read(data);
+            byte[] head = java.util.Arrays.copyOf(header, (int) headLength);
+            CachedClass.readFully(in, head, header.length, head.length);
+            CachedClass c = CachedClass.read(head, f, size);
             c.originalCrc = key.crc;
             c.originalLength = key.length;
             if (!preloaded) {
@@ -281,6 +282,15 @@ public final class ClassCache {
             missed(key, preloaded);
             return null;
         }
+    }
+
+    /**
+     * An entry that served a class but whose template turned out damaged when the writer read it
+     * (the class was described afresh): removed, so that the next run instruments the class and
+     * stores it anew instead of describing it afresh every time.
+     */
+    void discard(Key key) {
+        key.file.delete();
     }
 
     /** The class is instrumented afresh (and stored once described, on the writer thread). */

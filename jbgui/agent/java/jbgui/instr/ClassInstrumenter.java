@@ -133,6 +133,9 @@ public final class ClassInstrumenter {
                 } catch (CachedClass.DamagedTemplate e) {
                     // The class came from a damaged cache entry: describe it afresh. Its bytes
                     // (already in the JVM) and ids are those the same instrumentation gives.
+                    if (cacheable && !fresh) {
+                        cache.discard(key);
+                    }
                     CachedClass again = relative(original, plan);
                     if (again == null || again.idCount != cc.idCount) {
                         throw e;
