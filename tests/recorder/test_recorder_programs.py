@@ -300,7 +300,11 @@ def test_caught_stack_overflow(jdk, program_runs, facts):
     # Every frame the StackOverflowError left records an exceptional exit, except at the overflow
     # point itself, where no stack is left to call the recorder (docs/trace-format.md): at most a
     # few frames per overflow, and the program's exception is rethrown unchanged all the same.
-    assert 0 <= starts - exits <= 2 * 8, (starts, exits)
+    # How many depends on the frames' size: once C2 has compiled dive its frames are small, and
+    # more of them unwind before the handler has the stack for its call (CI on JDK 25 saw 18
+    # for the two overflows, once in about 30 runs, with 20,446 frames). A broken exit probe
+    # would leave thousands.
+    assert 0 <= starts - exits <= 2 * 32, (starts, exits)
     # The class id may be 0 ("unknown") for the same reason; every known one is the SOE.
     assert set(trace.throwable_names(main, dive)) - {None} == {"java/lang/StackOverflowError"}
     assert trace.frames(trace.method_id("Main", "afterwards", "(I)I"), main) == (3, 3, 0)
