@@ -83,7 +83,12 @@ final class CachedClass {
     /** Bytes of the template in its on-disk layout. */
     int templateLength() throws IOException {
         ensureTemplate();
-        return 4 * tplParts + tplText + 9 * (tplParts - 1);
+        return (int) templateBytes(tplParts, tplText);
+    }
+
+    /** Bytes of a template of {@code parts} parts and {@code text} bytes of text, laid out on disk. */
+    private static long templateBytes(int parts, int text) {
+        return 4L * parts + text + 9L * (parts - 1);
     }
 
     private synchronized void ensureTemplate() throws IOException {
@@ -91,7 +96,7 @@ final class CachedClass {
             return;
         }
         if (tplFile != null) {
-            tpl = readTemplate(tplFile, tplAt, 4L * tplParts + tplText + 9L * (tplParts - 1));
+            tpl = readTemplate(tplFile, tplAt, templateBytes(tplParts, tplText));
             tplAt = 0;
             tplFile = null;
         }
@@ -159,7 +164,7 @@ final class CachedClass {
 
     /** A template as read from disk: its parts must add up to its text, its kinds be known. */
     private static void checkTemplate(byte[] b, int at, int parts, int text) throws DamagedTemplate {
-        long need = 4L * parts + text + 9L * (parts - 1);
+        long need = templateBytes(parts, text);
         if (parts < 1 || text < 0 || at < 0 || at + need > b.length) {
             throw new DamagedTemplate("template out of bounds");
         }
@@ -379,7 +384,7 @@ final class CachedClass {
     static CachedClass read(byte[] head, java.io.File file, long fileLength) throws IOException {
         CachedClass c = new CachedClass();
         int end = c.readHead(head, 0, head.length);
-        long need = 4L * c.tplParts + c.tplText + 9L * Math.max(0, c.tplParts - 1);
+        long need = templateBytes(c.tplParts, c.tplText); // readHead checked tplParts >= 1
         if (end != head.length || fileLength - end != need) {
             throw new IOException("damaged cached class");
         }
