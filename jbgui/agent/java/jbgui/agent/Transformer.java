@@ -190,6 +190,18 @@ final class Transformer implements ClassFileTransformer {
         return true;
     }
 
+    private static final ClassLoader PLATFORM_LOADER = ClassLoader.getPlatformClassLoader();
+    private static final ClassLoader SYSTEM_LOADER = ClassLoader.getSystemClassLoader();
+
+    /**
+     * Whether classes of {@code loader} stay as long as the JVM (the boot, platform and
+     * application loaders): only theirs may be held strongly by the probes' table of the methods'
+     * own classes (ClassRegistry.methods).
+     */
+    private static boolean neverUnloaded(ClassLoader loader) {
+        return loader == null || loader == PLATFORM_LOADER || loader == SYSTEM_LOADER;
+    }
+
     /** Lists a class loaded before the agent as not instrumented, without methods; returns its class id. */
     private static int listPreloaded(String name, ClassLoader loader, String reason) {
         int id = ClassRegistry.register(loader, name);
@@ -233,6 +245,7 @@ final class Transformer implements ClassFileTransformer {
             }
             // Marked before the redefinition: the JVM hands these bytes to this transformer too.
             replaced.add(classId);
+            ClassRegistry.methods(classId, slot.firstId, slot.idCount);
             described.put(classId, slot.firstId);
             l.fill(slot, result.xml, result.originalCrc);
             for (String warning : result.warnings) {
@@ -446,6 +459,9 @@ final class Transformer implements ClassFileTransformer {
             layout.breakLayout(className + " did not take its reserved ids");
             slot = null;
             result = instrumenter.instrument(bytes, plan, MethodSpace.INSTANCE);
+        }
+        if (result.instrumented && result.firstMethodId > 0 && neverUnloaded(loader)) {
+            ClassRegistry.methods(classId, result.firstMethodId, result.methodIdCount);
         }
         if (DUMP != null && className.startsWith(DUMP_PREFIX)) {
             dump(className, bytes, result.bytes);

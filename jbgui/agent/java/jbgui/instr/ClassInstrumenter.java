@@ -118,6 +118,7 @@ public final class ClassInstrumenter {
         result.bytes = c.relocate(base);
         result.instrumented = true;
         result.firstMethodId = base;
+        result.methodIdCount = c.idCount;
         result.originalCrc = crc;
         result.warnings.addAll(c.warnings);
         if (cacheable && plan.preloaded && plan.jdk) {
@@ -165,6 +166,7 @@ public final class ClassInstrumenter {
         result.bytes = cc.relocate(base);
         result.instrumented = true;
         result.firstMethodId = base;
+        result.methodIdCount = cc.idCount;
         result.originalCrc = cc.originalCrc;
         result.warnings.addAll(cc.warnings);
         result.xml = new jbgui.output.XmlFragment() {
@@ -237,6 +239,9 @@ public final class ClassInstrumenter {
                     result.firstMethodId = 0;
                 } else {
                     result.firstMethodId = first;
+                    for (MethodFacts f : current) {
+                        result.methodIdCount += f.pages;
+                    }
                 }
             } else {
                 for (int i = 0; i < current.size(); i++) {
@@ -378,7 +383,7 @@ public final class ClassInstrumenter {
         boolean blocks = options.blockLevel && options.blockEvents && !"method-only".equals(f.status);
         boolean entryImplied = blocks && options.entryElision && BlockElision.entryImplied(mn, f.blocks);
         if (LeafMethods.isLeaf(mn, cn.name, f.blocks, blocks, entryImplied)) {
-            ProbeInserter.leaf(mn, cn.name, cn.version, classFirstId, f.id, options.receiverEvents, entryImplied);
+            ProbeInserter.leaf(mn, classFirstId, f.id, options.receiverEvents, entryImplied);
             return;
         }
         boolean[] covered = options.exceptionExitEvents ? handlerCoverage(cn.name, mn, f, result) : null;

@@ -15,6 +15,8 @@ public final class InstrumentResult {
     public boolean instrumented;
     public boolean exhausted;
     public int firstMethodId;
+    /** How many method ids the class took from {@link #firstMethodId} on (0: none). */
+    public int methodIdCount;
     /** The CRC-32 of the class file instrumented, when the class cache computed it; else 0. */
     public int originalCrc;
     public final List<String> warnings = new ArrayList<>();

@@ -190,10 +190,8 @@ final class ProbeInserter {
         }
         if (receiver && !isStatic && !isCtor) {
             entry.add(new VarInsnNode(Opcodes.ALOAD, 0));
-            entry.add(ownClassLoadable(owner, version) ? new LdcInsnNode(org.objectweb.asm.Type.getObjectType(owner))
-                    : new InsnNode(Opcodes.ACONST_NULL));
             entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "enterInstance",
-                    "(ILjava/lang/Object;Ljava/lang/Class;)" + TRACE_DESC, false));
+                    "(ILjava/lang/Object;)" + TRACE_DESC, false));
         } else {
             entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "enter", "(I)" + TRACE_DESC, false));
         }
@@ -290,7 +288,7 @@ final class ProbeInserter {
      * {@code entryImplied}: the start word carries START_ENTRY_IMPLIED (its one block's event is
      * implied), which the probe clears for the end word.
      */
-    static void leaf(MethodNode mn, String owner, int version, int classFirstId, int methodId, boolean receiver,
+    static void leaf(MethodNode mn, int classFirstId, int methodId, boolean receiver,
                      boolean entryImplied) {
         InsnList entry = startWord(classFirstId, methodId);
         if (entryImplied) {
@@ -299,9 +297,7 @@ final class ProbeInserter {
         }
         if (receiver && (mn.access & Opcodes.ACC_STATIC) == 0) {
             entry.add(new VarInsnNode(Opcodes.ALOAD, 0));
-            entry.add(ownClassLoadable(owner, version) ? new LdcInsnNode(org.objectweb.asm.Type.getObjectType(owner))
-                    : new InsnNode(Opcodes.ACONST_NULL));
-            entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "leaf", "(ILjava/lang/Object;Ljava/lang/Class;)V", false));
+            entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "leaf", "(ILjava/lang/Object;)V", false));
         } else {
             entry.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "leaf", "(I)V", false));
         }
@@ -309,19 +305,6 @@ final class ProbeInserter {
         // forward), so no frame describes the place it moves from.
         mn.instructions.insert(entry);
         mn.maxStack = Math.max(mn.maxStack, 3);
-    }
-
-    /**
-     * Whether the class may load its own class constant (this_class, already in the pool) for
-     * Tracer.enterInstance; else the probe passes null and every receiver gets its word. A class
-     * constant needs Java 5. The accessors reflection generates on JDK 17 (jdk/internal/reflect/
-     * GeneratedMethodAccessor1, …) cannot: HotSpot resolves their class constants through the
-     * parent of their DelegatingClassLoader, which does not know them (NoClassDefFoundError in
-     * tests/programs/reflection).
-     */
-    static boolean ownClassLoadable(String owner, int version) {
-        return (version & 0xFFFF) >= Opcodes.V1_5 && !owner.startsWith("jdk/internal/reflect/Generated")
-                && !owner.startsWith("sun/reflect/Generated");
     }
 
     /** The agent's own entry point: guard the thread while it runs, record nothing. */

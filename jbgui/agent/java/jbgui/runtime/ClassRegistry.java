@@ -31,6 +31,14 @@ public final class ClassRegistry {
     private static int nextLoaderId = 1;
     private static int nextClassId = 1;
 
+    // The method ids of classes whose Class objects live as long as the JVM (those of the boot,
+    // platform and application loaders), by class id: where Tracer's table of the methods' own
+    // classes is filled from (Tracer.ownerSeen). Other loaders' classes are left out, since that
+    // table holds its classes strongly and a loader the program drops must be able to unload them.
+    // Written under LOCK and published by the volatile write of the array; read without a lock.
+    // Declared before the static block below, which loads classes (the transformer lists them here).
+    private static volatile int[] methodRanges = new int[2 * 1024];
+
     private static LoaderInfo loader(ClassLoader loader) {
         if (loader == null) {
             return BOOT;
@@ -137,6 +145,34 @@ public final class ClassRegistry {
             TraceSink.current().classSeenLate(id, name, loaderId(loader), describe(loader), c.isHidden(), c.isArray());
         }
         return id;
+    }
+
+
+    /** The class {@code classId} (of a loader that is never unloaded) has method ids {@code [first, first + count)}. */
+    public static void methods(int classId, int first, int count) {
+        if (classId <= 0 || first <= 0 || count <= 0) {
+            return;
+        }
+        synchronized (LOCK) {
+            int[] r = methodRanges;
+            if (2 * classId + 1 >= r.length) {
+                r = java.util.Arrays.copyOf(r, Math.max(2 * r.length, 2 * classId + 2));
+            }
+            r[2 * classId] = first;
+            r[2 * classId + 1] = count;
+            methodRanges = r;
+        }
+    }
+
+    /** The first of the method ids that {@link #methods} gave the class, or 0; with {@link #methodCount}. */
+    static int firstMethod(int classId) {
+        int[] r = methodRanges;
+        return classId > 0 && 2 * classId + 1 < r.length ? r[2 * classId] : 0;
+    }
+
+    static int methodCount(int classId) {
+        int[] r = methodRanges;
+        return 2 * classId + 1 < r.length ? r[2 * classId + 1] : 0;
     }
 
     public static int classCount() {

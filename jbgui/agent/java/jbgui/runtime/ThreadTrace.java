@@ -126,10 +126,17 @@ public final class ThreadTrace {
         }
     }
 
-    /** An instance method's start and the class of its receiver (Tracer.enterInstance). */
+    /**
+     * An instance method's start and the class of its receiver (Tracer.enterSlow). The receiver
+     * gets its word here, and its class's methods their slots in Tracer's table of own classes,
+     * so that the next receiver of a method's own class takes the fast path with the mark
+     * (Tracer.ownerSeen).
+     */
     void startInstance(int event, Object self) {
         if (START_RECEIVER) {
-            put2(event, receiverWord(self));
+            int word = receiverWord(self);
+            Tracer.ownerSeen(self.getClass(), word & EventLayout.VALUE_MASK);
+            put2(event, word);
             return;
         }
         start(event);

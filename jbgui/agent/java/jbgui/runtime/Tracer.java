@@ -1,19 +1,19 @@
 package jbgui.runtime;
 
 import jdk.internal.vm.annotation.DontInline;
+import jdk.internal.vm.annotation.Stable;
 
 /**
  * The static entry points that instrumented code calls. Each must be cheap, must never throw
  * into the program, and must record nothing while the tracer itself runs on the thread.
  *
  * <p>The probe protocol (see jbgui.instr.ProbeInserter): at method entry
- * {@code ThreadTrace t = enter(start)} (or {@link #enterInstance} with {@code this} and the
- * method's class; never null,
+ * {@code ThreadTrace t = enter(start)} (or {@link #enterInstance} with {@code this}; never null,
  * ThreadTrace.DISCARD where nothing may be recorded); at each
  * basic block {@code block(t, start, index)} or {@code blockChecked(t, start, index)}; before each return {@code exit(t, start)}; in a
  * catch-all handler around the body {@code exceptionExit(throwable, t, start)}, then rethrow.
  * A leaf method (jbgui.instr.LeafMethods) has only {@code leaf(start)} (or {@code leaf(start,
- * this, class)}) at entry, which records its start and end at once.
+ * this)}) at entry, which records its start and end at once.
  * {@code start} is the method's start event word, from which the others follow (EventLayout).
  */
 public final class Tracer {
@@ -73,14 +73,13 @@ public final class Tracer {
     }
 
     /**
-     * An instance method's start and its receiver's class; {@code owner} is the method's own class
-     * (null where the class cannot load its own constant: jbgui.instr.ProbeInserter.ownClassLoadable). A receiver of
-     * that class is recorded as a mark in the start word, EventLayout.START_RECEIVER_OWN, instead
-     * of a receiver word (half of javac's receivers); one of the class of the thread's last
+     * An instance method's start and its receiver's class. A receiver of the method's own class
+     * ({@link #owner}) is recorded as a mark in the start word, EventLayout.START_RECEIVER_OWN,
+     * instead of a receiver word (half of javac's receivers); one of the class of the thread's last
      * looked-up receiver as that class's word (three in four of the others); the rest are looked
      * up in enterSlow.
      */
-    public static ThreadTrace enterInstance(int event, Object self, Class<?> owner) {
+    public static ThreadTrace enterInstance(int event, Object self) {
         Thread me = Thread.currentThread();
         ThreadTrace t = ThreadRegistry.FAST[(int) ThreadObjects.id(me) & (ThreadRegistry.FAST_SLOTS - 1)];
         int p;
@@ -92,7 +91,7 @@ public final class Tracer {
                 return t;
             }
             Class<?> c = self.getClass();
-            if (c == owner) {
+            if (c == owner(event)) {
                 ThreadObjects.store(b, p, event | EventLayout.START_RECEIVER_OWN);
                 t.pos = p + 1;
                 return t;
@@ -126,15 +125,15 @@ public final class Tracer {
         leafSlow(event, null);
     }
 
-    /** An instance leaf method's start, receiver and end (see {@link #enterInstance} for {@code owner}). */
-    public static void leaf(int event, Object self, Class<?> owner) {
+    /** An instance leaf method's start, receiver and end (see {@link #enterInstance}). */
+    public static void leaf(int event, Object self) {
         Thread me = Thread.currentThread();
         ThreadTrace t = ThreadRegistry.FAST[(int) ThreadObjects.id(me) & (ThreadRegistry.FAST_SLOTS - 1)];
         int p;
         if (START && END && RECEIVER && t.thread == me && t.guard == 0 && (p = t.pos) < t.limit - 3) {
             int[] b = t.buf;
             Class<?> c = self.getClass();
-            if (c == owner) {
+            if (c == owner(event)) {
                 ThreadObjects.store(b, p, event | EventLayout.START_RECEIVER_OWN);
                 ThreadObjects.store(b, p + 1, endOfLeaf(event));
                 t.pos = p + 2;
@@ -149,6 +148,59 @@ public final class Tracer {
             }
         }
         leafSlow(event, self);
+    }
+
+    // The methods' own classes, by method id, in pages: what an instance method's receiver is
+    // compared with for START_RECEIVER_OWN. The probes used to pass the class as a constant (ldc
+    // of this_class), but HotSpot's interpreter calls into the VM for every ldc of a class, even a
+    // resolved one (JDK 17, TemplateTable::ldc): 2.3% of the samples of a traced jEdit start-up,
+    // which runs mostly interpreted. Here the interpreter reads two arrays, and C2 folds both reads
+    // into a constant (@Stable, honoured in the boot loader's classes) once they are filled, as
+    // the constant was. A class's slots are filled on the slow path, the first time a receiver of
+    // that class reaches it (ownerSeen); until then such receivers get their word. Slots are
+    // written once, under the lock, and only with classes that are never unloaded
+    // (ClassRegistry.methods), since this table holds them strongly.
+    private static final int OWNER_PAGE_BITS = 10;
+    private static final int OWNER_PAGE_MASK = (1 << OWNER_PAGE_BITS) - 1;
+    @Stable
+    private static final Class<?>[][] OWNERS = new Class<?>[(EventLayout.MAX_METHOD_ID >>> OWNER_PAGE_BITS) + 1][];
+
+    /** The class of the method whose start word is {@code event}, when its slot is filled; else null. */
+    private static Class<?> owner(int event) {
+        int m = (event >>> EventLayout.METHOD_SHIFT) & EventLayout.MAX_METHOD_ID;
+        Class<?>[] page = OWNERS[m >>> OWNER_PAGE_BITS];
+        return page == null ? null : page[m & OWNER_PAGE_MASK];
+    }
+
+    /**
+     * The slow path met a receiver of class {@code c} (class id {@code classId}): fills the slots
+     * of the methods {@code c} declares, if it has any listed (ClassRegistry.methods), so that
+     * their receivers of exactly that class take the fast path from now on, whichever method the
+     * receiver came to now (an inherited one too: the fast path's cache of the last receiver's
+     * class would otherwise keep such a class from ever reaching here in its own methods).
+     */
+    static void ownerSeen(Class<?> c, int classId) {
+        int first = ClassRegistry.firstMethod(classId);
+        if (first <= 0 || first > EventLayout.MAX_METHOD_ID) {
+            return;
+        }
+        Class<?>[] known = OWNERS[first >>> OWNER_PAGE_BITS];
+        if (known != null && known[first & OWNER_PAGE_MASK] != null) {
+            return;
+        }
+        int end = Math.min(first + ClassRegistry.methodCount(classId), EventLayout.MAX_METHOD_ID + 1);
+        synchronized (OWNERS) {
+            for (int id = first; id < end; id++) {
+                Class<?>[] page = OWNERS[id >>> OWNER_PAGE_BITS];
+                if (page == null) {
+                    page = new Class<?>[1 << OWNER_PAGE_BITS];
+                    OWNERS[id >>> OWNER_PAGE_BITS] = page;
+                }
+                if (page[id & OWNER_PAGE_MASK] == null) {
+                    page[id & OWNER_PAGE_MASK] = c;
+                }
+            }
+        }
     }
 
     private static int endOfLeaf(int event) {
