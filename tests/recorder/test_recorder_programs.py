@@ -36,6 +36,7 @@ PROGRAMS = {
     "multithread": 0,
     "main_throws": 1,
     "own_asm": 0,
+    "unloading": 0,
 }
 
 

@@ -516,6 +516,14 @@ public final class TraceWriter implements Runnable {
     }
 
     /** Flushes the text files and finishes the streams of threads that have ended. */
+    /**
+     * How often the program's threads' caches of classes are emptied (ThreadTrace.forgetClasses),
+     * so that a class whose loader the program dropped can be unloaded at the next collection
+     * after it. Each thread then looks its receivers' classes up once more.
+     */
+    private static final long FORGET_CLASSES_NANOS = 500_000_000L;
+    private static long lastForget;
+
     private static void housekeeping() throws IOException {
         staticXml.flush();
         threadsJsonl.flush();
@@ -525,9 +533,16 @@ public final class TraceWriter implements Runnable {
             return;
         }
         List<ThreadTrace> dead = new ArrayList<>();
+        long now = System.nanoTime();
+        boolean forget = now - lastForget > FORGET_CLASSES_NANOS;
+        if (forget) {
+            lastForget = now;
+        }
         for (ThreadTrace t : ThreadRegistry.all()) {
             if (!t.thread().isAlive()) {
                 dead.add(t);
+            } else if (forget) {
+                t.forgetClasses();
             }
         }
         for (ThreadTrace t : dead) {

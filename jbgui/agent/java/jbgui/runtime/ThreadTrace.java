@@ -354,6 +354,23 @@ public final class ThreadTrace {
         return lost;
     }
 
+    /**
+     * Drops the classes this thread's caches hold (the last receiver's class and the receivers'
+     * ids), which would otherwise keep a class loader the program has dropped from being unloaded
+     * (tests/programs/unloading). The writer calls it now and then (TraceWriter.housekeeping),
+     * racing with this thread, which at worst looks a class up again: only this thread writes the
+     * ids and lastWord, so a key or lastClass it still finds goes with its own id or word.
+     */
+    public void forgetClasses() {
+        lastClass = null;
+        Class<?>[] keys = receiverKeys;
+        if (keys != null) {
+            for (int i = 0; i < keys.length; i++) {
+                keys[i] = null;
+            }
+        }
+    }
+
     /** The class id of a receiver's class, from a small per-thread cache. */
     int classId(Class<?> c) {
         int h = System.identityHashCode(c) & (RECEIVER_CACHE - 1);
