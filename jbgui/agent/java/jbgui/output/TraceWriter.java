@@ -515,7 +515,6 @@ public final class TraceWriter implements Runnable {
         STREAMS[stream] = out;
     }
 
-    /** Flushes the text files and finishes the streams of threads that have ended. */
     /**
      * How often the program's threads' caches of classes are emptied (ThreadTrace.forgetClasses),
      * so that a class whose loader the program dropped can be unloaded at the next collection
@@ -524,6 +523,10 @@ public final class TraceWriter implements Runnable {
     private static final long FORGET_CLASSES_NANOS = 500_000_000L;
     private static long lastForget;
 
+    /**
+     * Flushes the text files, finishes the streams of threads that have ended and, every
+     * {@link #FORGET_CLASSES_NANOS}, empties the live threads' caches of classes.
+     */
     private static void housekeeping() throws IOException {
         staticXml.flush();
         threadsJsonl.flush();

@@ -147,7 +147,6 @@ public final class ClassRegistry {
         return id;
     }
 
-
     /** The class {@code classId} (of a loader that is never unloaded) has method ids {@code [first, first + count)}. */
     public static void methods(int classId, int first, int count) {
         if (classId <= 0 || first <= 0 || count <= 0) {
