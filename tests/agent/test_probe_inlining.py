@@ -59,6 +59,37 @@ def test_slow_paths_are_not_inlined(record, jdk):
     assert any(inlined(d) for d in said) and not all(inlined(d) for d in said), sorted(set(said))
 
 
+def compilations(stdout: str, method: str) -> list[tuple[int, str]]:
+    """-XX:+PrintCompilation's lines for ``method`` (``Main::add``): (tier, what followed the
+    method's size: "" for a compilation begun, "COMPILE SKIPPED: …", "made not entrant")."""
+    pattern = re.compile(r"^[ \t]*\d+[ \t]+\d+[ \t]+[%sbn! \t]*(\d)[ \t]+" + re.escape(method) + r" \(\d+ bytes\)[ \t]*(.*)$",
+                         re.M)
+    return [(int(m.group(1)), m.group(2).strip()) for m in pattern.finditer(stdout)]
+
+
+def test_compilations_are_read_from_print_compilation():
+    out = ("    286  523   !   3       Main::addLoop (133 bytes)\n"
+           "    286  523   !   3       Main::addLoop (133 bytes)   COMPILE SKIPPED: invalid parsing (retry at different tier)\n"
+           "    325  547 % !   4       Main::main @ 34 (132 bytes)\n"
+           "    330  539   !   4       Main::addLoop (133 bytes)\n"
+           "    331  540       3       Main::add (33 bytes)\n")
+    assert compilations(out, "Main::addLoop") == [(3, ""), (3, "COMPILE SKIPPED: invalid parsing (retry at different tier)"),
+                                                  (4, "")]
+    assert compilations(out, "Main::add") == [(3, "")]
+
+
+def test_synchronized_blocks_are_compiled(record, jdk):
+    """Methods with synchronized blocks compile traced as untraced: C1 and C2 refused all of them
+    while the stamp after each monitorenter lay outside the block's own handler (ProbeInserter,
+    heldStamp), and they ran interpreted for the whole run."""
+    run = record("locks", jdk, jvm_args=["-XX:+PrintCompilation"])
+    assert run.exit_code == 0, run.describe()
+    assert "sum 6499993000000 count 6500000" in run.stdout
+    for method in ("Main::add", "Main::addLoop"):
+        said = compilations(run.stdout, method)
+        assert not [s for s in said if "SKIPPED" in s[1]], (method, said)
+        assert (4, "") in said, (method, said)
+
 # --------------------------------------------------------------------------------------------
 # Which compiler inlines what (jbgui/runtime/Tracer.java says why). The probes the instrumented
 # code calls are larger than HotSpot's MaxInlineSize (35 bytes of bytecode), which is all C1

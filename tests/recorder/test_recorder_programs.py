@@ -37,6 +37,7 @@ PROGRAMS = {
     "main_throws": 1,
     "own_asm": 0,
     "unloading": 0,
+    "locks": 0,
 }
 
 

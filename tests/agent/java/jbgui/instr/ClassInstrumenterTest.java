@@ -1,6 +1,7 @@
 package jbgui.instr;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,8 +12,11 @@ import org.junit.jupiter.api.Test;
 import org.objectweb.asm.ClassReader;
 import org.objectweb.asm.tree.AbstractInsnNode;
 import org.objectweb.asm.tree.ClassNode;
+import org.objectweb.asm.tree.InsnList;
+import org.objectweb.asm.tree.JumpInsnNode;
 import org.objectweb.asm.tree.MethodInsnNode;
 import org.objectweb.asm.tree.MethodNode;
+import org.objectweb.asm.tree.TryCatchBlockNode;
 import org.objectweb.asm.util.CheckClassAdapter;
 
 /** Instrumenting a class: verifiable code, probes into the runtime, ids allocated in order. */
@@ -188,6 +192,52 @@ class ClassInstrumenterTest {
                 assertEquals(jbgui.runtime.EventLayout.methodStart(100 + k), entryStartWord(m), m.name);
             }
             k++;
+        }
+    }
+
+    /**
+     * The stamp after a monitorenter lies inside the synchronized block's own catch-any range, whose
+     * handler releases the monitor (not only the probes' exception exit, which does not: HotSpot's
+     * compilers refuse such a method), and no jump lands between the monitorenter and the stamp
+     * (the stamp runs once per monitorenter, not per turn of a loop).
+     */
+    @Test
+    void theStampAfterAMonitorenterIsInsideItsBlocksHandlerAndOffItsLoops() {
+        ClassNode cn = TestSupport.tree(instrument(InstrumentOptions.builder().build(), new MethodIds(true)).bytes);
+        for (String name : new String[] {"locked", "lockedLoop"}) {
+            MethodNode m = method(cn, name);
+            InsnList code = m.instructions;
+            int enter = -1;
+            int stamp = -1;
+            for (int i = 0; i < code.size(); i++) {
+                AbstractInsnNode insn = code.get(i);
+                if (insn.getOpcode() == org.objectweb.asm.Opcodes.MONITORENTER) {
+                    enter = i;
+                } else if (insn instanceof MethodInsnNode && ((MethodInsnNode) insn).name.equals("monitorEntered")) {
+                    stamp = i;
+                }
+            }
+            assertTrue(enter >= 0 && stamp > enter, name + ": monitorenter at " + enter + ", stamp at " + stamp);
+            // The handler an exception at the stamp goes to (the table's first range that covers
+            // it) releases the monitor before it rethrows.
+            TryCatchBlockNode first = null;
+            for (TryCatchBlockNode t : m.tryCatchBlocks) {
+                if (first == null && code.indexOf(t.start) <= stamp && stamp < code.indexOf(t.end)) {
+                    first = t;
+                }
+            }
+            assertNotNull(first, name + ": nothing covers the stamp");
+            boolean releases = false;
+            for (AbstractInsnNode h = first.handler; h != null && h.getOpcode() != org.objectweb.asm.Opcodes.ATHROW; h = h.getNext()) {
+                releases |= h.getOpcode() == org.objectweb.asm.Opcodes.MONITOREXIT;
+            }
+            assertTrue(releases, name + ": an exception at the stamp leaves the monitor held");
+            for (int i = 0; i < code.size(); i++) {
+                if (code.get(i) instanceof JumpInsnNode) {
+                    int target = code.indexOf(((JumpInsnNode) code.get(i)).label);
+                    assertFalse(enter < target && target <= stamp, name + ": a jump lands on the stamp");
+                }
+            }
         }
     }
 }

@@ -84,6 +84,16 @@ public class Targets {
         }
     }
 
+    /** A synchronized block that begins with a loop: a jump to the block's first instruction. */
+    int lockedLoop(int n) {
+        synchronized (this) {
+            do {
+                counter++;
+            } while (--n > 0);
+            return counter;
+        }
+    }
+
     /** A lookup switch (sparse keys): its padding and pairs make the offsets after it uneven. */
     static int sparse(int k) {
         switch (k) {
