@@ -36,6 +36,7 @@ import jbgui.runtime.EventLayout;
  *                 (last in the table)
  *   blocking call: aload S; invokestatic blockingEnter; CALL; aload S; invokestatic blockingExit
  *   monitorenter:  aload S; invokestatic monitorEnter; MONITORENTER; aload S; invokestatic monitorEntered
+ *                 (the second inside the synchronized block's own handler range: heldStamp)
  *   loadClass(String): the {@link LoaderPrologue}, before everything else
  *   a leaf method ({@link LeafMethods}), instead of all the above:
  *                 ldc FIRST; [push K; …]; [iconst_1; ior;] (aload 0; ldc THIS_CLASS;) invokestatic leaf
