@@ -90,6 +90,7 @@ def test_synchronized_blocks_are_compiled(record, jdk):
         assert not [s for s in said if "SKIPPED" in s[1]], (method, said)
         assert (4, "") in said, (method, said)
 
+
 # --------------------------------------------------------------------------------------------
 # Which compiler inlines what (jbgui/runtime/Tracer.java says why). The probes the instrumented
 # code calls are larger than HotSpot's MaxInlineSize (35 bytes of bytecode), which is all C1

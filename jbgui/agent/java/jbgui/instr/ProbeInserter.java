@@ -348,10 +348,10 @@ final class ProbeInserter {
      * exception-exit handler with the monitor still held. HotSpot's compilers refuse such a method
      * (C1: "invalid parsing", C2: "cannot parse method"), so it ran interpreted until C2 took it, or
      * for good: 78 refused compilations in jEdit's start-up, ConcurrentHashMap.putVal's among them,
-     * and the start-up's main thread spent 0.4 s more than without these stamps. So each catch-any range that begins at the block's first
-     * instruction gets a range of the stamp's own, to the same handler (the stamp changes no local,
-     * so the handler's frame still holds), and a jump to that first instruction still skips the
-     * stamp.
+     * and the start-up's main thread spent 0.4 s more than without these stamps. So each catch-any
+     * range that begins at the block's first instruction gets a range of the stamp's own, to the
+     * same handler (the stamp changes no local, so the handler's frame still holds), and a jump to
+     * that first instruction still skips the stamp.
      */
     private static InsnList heldStamp(MethodNode mn, AbstractInsnNode monitorenter, int slot) {
         InsnList p = new InsnList();
