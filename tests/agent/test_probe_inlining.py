@@ -81,14 +81,16 @@ def test_compilations_are_read_from_print_compilation():
 def test_synchronized_blocks_are_compiled(record, jdk):
     """Methods with synchronized blocks compile traced as untraced: C1 and C2 refused all of them
     while the stamp after each monitorenter lay outside the block's own handler (ProbeInserter,
-    heldStamp), and they ran interpreted for the whole run."""
+    heldStamp), and they ran interpreted for the whole run. Which tiers get there before the
+    program ends depends on the machine's load (on a busy one JDK 25 had not begun C2's), so the
+    test asks for a compilation and no refusal."""
     run = record("locks", jdk, jvm_args=["-XX:+PrintCompilation"])
     assert run.exit_code == 0, run.describe()
     assert "sum 6499993000000 count 6500000" in run.stdout
     for method in ("Main::add", "Main::addLoop"):
         said = compilations(run.stdout, method)
         assert not [s for s in said if "SKIPPED" in s[1]], (method, said)
-        assert (4, "") in said, (method, said)
+        assert [tier for tier, after in said if after == "" and tier >= 1], (method, said)
 
 
 # --------------------------------------------------------------------------------------------
