@@ -45,6 +45,7 @@ public final class Engine {
         Config.recordExceptionExit = options.selected("exception_exit");
         Config.clockPeriodMicros = options.clockMicros;
         Config.blockingStamps = options.blocking;
+        Config.entryMarks = options.entryElision();
 
         Module runtime = Tracer.class.getModule();
         for (Module m : ModuleLayer.boot().modules()) {

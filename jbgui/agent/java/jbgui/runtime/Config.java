@@ -18,6 +18,11 @@ public final class Config {
     public static boolean recordExceptionExit = true;
     /** Exact clock samples around calls that may block (agent option {@code blocking=off} turns them off). */
     public static boolean blockingStamps = true;
+    /**
+     * Whether entry probes may mark a start EventLayout.START_ENTRY_IMPLIED (jbgui.instr.BlockElision
+     * is on). When not (level=method, mode 1, elide=off), the writer does not look for marks.
+     */
+    public static boolean entryMarks = true;
     /** Clock sampler period in microseconds; 0 turns the sampler off. */
     public static int clockPeriodMicros = 0;
     /** Bytes of event buffers that may wait for the writer before recording threads block. */
