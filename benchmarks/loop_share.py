@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jbgui.cli.trace_input import BAD_INPUT, TraceInputError, open_analysis
 from jbgui.model import cfg as C
 from jbgui.model import statics as S
 from jbgui.model.analysis import Analysis
@@ -139,7 +140,12 @@ def loop_rows(analysis: Analysis) -> tuple[int, list[LoopRow]]:
 
 
 def measure(path: str, top: int) -> None:
-    total, rows = loop_rows(Analysis.open(path))
+    analysis = open_analysis(path)
+    if not analysis.statics.instructions:
+        # Without the listings no loop can be checked against the rules: say so, not "0%".
+        raise TraceInputError(f"{path}: recorded without instruction listings; record it again with "
+                              "`jbtrace record --instructions`")
+    total, rows = loop_rows(analysis)
     plain = sum(r.spared for r in rows if not r.with_leaves)
     # A loop that calls no leaf has its leaf words 0: its row counts for both.
     leafy = sum(r.spared for r in rows)
@@ -157,7 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=8, help="loops to list per trace (default 8)")
     args = parser.parse_args(argv)
     for path in args.traces:
-        measure(path, args.top)
+        try:
+            measure(path, args.top)
+        except TraceInputError as error:
+            print(f"loop_share: {error}", file=sys.stderr)
+            return BAD_INPUT
     return 0
 
 

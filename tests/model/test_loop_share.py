@@ -31,3 +31,11 @@ def test_loop_rows_count_the_qualifying_loops_exactly(record, default_jdk):
     # signs: two paths through the body.
     assert "Main.signs" not in mine
     assert total > sum(r.spared for r in rows) > 0
+
+
+def test_a_trace_without_listings_or_no_trace_is_a_clear_error(record, default_jdk, tmp_path, capsys):
+    run = record("loop_shapes", default_jdk)
+    assert loop_share.main([str(run.trace_dir)]) == 2
+    assert "recorded without instruction listings" in capsys.readouterr().err
+    assert loop_share.main([str(tmp_path / "missing")]) == 2
+    assert "no such trace directory" in capsys.readouterr().err
