@@ -395,12 +395,14 @@ def report(results: dict[str, Samples], runs: int) -> None:
         print(f"  (cold instrumentation cache, reported apart: {median(h.seconds['traced-cold']):.3f} s)")
     if "javac" in results:
         j = results["javac"]
-        line(f"javac on java/util <= {TARGET_JAVAC_SLOWDOWN}x", ratio(j, "traced"), ratio(j, "traced") <= TARGET_JAVAC_SLOWDOWN)
+        if "traced" in j.seconds:
+            line(f"javac on java/util <= {TARGET_JAVAC_SLOWDOWN}x", ratio(j, "traced"),
+                 ratio(j, "traced") <= TARGET_JAVAC_SLOWDOWN)
         if "method" in j.seconds:
             line(f"javac level=method <= {TARGET_METHOD_LEVEL_SLOWDOWN}x", ratio(j, "method"),
                  ratio(j, "method") <= TARGET_METHOD_LEVEL_SLOWDOWN)
         events = median(j.events.get("traced", []))
-        if events:
+        if events and j.event_bytes.get("traced"):
             per = median(j.event_bytes["traced"]) / events
             line(f"javac <= {TARGET_BYTES_PER_EVENT} bytes/event", per, per <= TARGET_BYTES_PER_EVENT)
         if "blocking-off" in j.seconds:

@@ -12,7 +12,8 @@ The agent is three jars, laid side by side in one directory:
 ``jbgui-engine.jar``
     The instrumentation engine (``jbgui.agent``, ``jbgui.instr``) together with ASM. Premain loads
     it in an isolated class loader whose parent is the bootstrap loader, so the agent's ASM never
-    meets a program's own copy of ASM.
+    meets a program's own copy of ASM. It also holds the chunk codec (``jbgui.zstd``) and zstd-jni,
+    which ``jbgui.agent.CodecModule`` loads as a named module of their own (native access on JDK 24+).
 
 Jars are built with :mod:`zipfile`; only ``javac`` is needed. The output directory is keyed by a
 hash of the sources and of the ASM jars, so a changed source rebuilds and an unchanged one is
@@ -211,7 +212,7 @@ def _build_into(target: Path) -> None:
         with zipfile.ZipFile(out / RUNTIME_JAR, "w", JAR_COMPRESSION) as jar:
             _add_tree(jar, classes, ("jbgui/runtime/", "jbgui/output/"))
         with zipfile.ZipFile(out / ENGINE_JAR, "w", JAR_COMPRESSION) as jar:
-            _add_tree(jar, classes, ("jbgui/agent/", "jbgui/instr/"), exclude=("jbgui/agent/Premain",))
+            _add_tree(jar, classes, ("jbgui/agent/", "jbgui/instr/", "jbgui/zstd/"), exclude=("jbgui/agent/Premain",))
             for asm in asm_jars:
                 with zipfile.ZipFile(asm) as source:
                     for info in source.infolist():

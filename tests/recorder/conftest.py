@@ -209,6 +209,13 @@ class TraceFacts:
         time: for traces of billions of events, which do not fit in memory at once."""
         wanted = np.array(words, dtype=np.uint32)
         counts = np.zeros(len(words), dtype=np.int64)
+        for codec, filt, count, payload in self.raw_chunks(thread):
+            decoded = unmark(decode_payload(payload, codec, filt, count))
+            counts += (decoded[:, None] == wanted[None, :]).sum(axis=0)
+        return dict(zip(words, counts.tolist()))
+
+    def raw_chunks(self, thread: int):
+        """One thread's chunks as written: (codec, filter, event count, payload bytes) each."""
         with open(self.trace.stream_path(thread), "rb") as stream:
             header = stream.read(layout.STREAM_HEADER_SIZE)
             assert header[:4] == layout.STREAM_MAGIC
@@ -218,9 +225,11 @@ class TraceFacts:
                     break
                 magic, codec, filt, _flags, count, length = CHUNK_HEADER.unpack_from(chunk)
                 assert magic == layout.CHUNK_MAGIC, f"bad chunk magic at {stream.tell() - len(chunk)}"
-                decoded = unmark(decode_payload(stream.read(length), codec, filt, count))
-                counts += (decoded[:, None] == wanted[None, :]).sum(axis=0)
-        return dict(zip(words, counts.tolist()))
+                yield codec, filt, count, stream.read(length)
+
+    def chunk_codecs(self) -> set[int]:
+        """The codecs (layout.CODEC_*) of every thread's chunks."""
+        return {codec for thread in self.thread_indices for codec, _f, _n, _p in self.raw_chunks(thread)}
 
     def shared_by_thread(self) -> tuple[np.ndarray, np.ndarray]:
         """Mode 1: the shared stream's words without THREAD_SWITCH words, and for each the thread

@@ -101,6 +101,18 @@ def test_hello_main_thread(jdk, program_runs, facts):
     assert trace.block_events() > 0
 
 
+def test_chunks_are_zstd_on_every_jdk_without_a_warning(jdk, program_runs, facts):
+    """zstd-jni's JNI library needs native access on JDK 24+ (JEP 472), which the agent grants to
+    its codec's own module (jbgui.agent.CodecModule) rather than to every unnamed module: the
+    trace is zstd on every JDK (it fell back to zlib on JDK 25, at 4.9x level=method javac's
+    untraced time), and the program's stderr carries no warning."""
+    untraced, traced = program_runs("hello", jdk)
+    assert facts(traced.trace_dir).chunk_codecs() == {layout.CODEC_ZSTD}
+    assert "WARNING" not in traced.stderr, traced.describe()
+    assert traced.stderr == untraced.stderr
+    assert "zlib" not in (traced.trace_dir / "agent.log").read_text()
+
+
 def test_a_thread_the_jvm_attaches_records_only_once_its_object_is_whole(jdk, program_runs, facts):
     """At exit the JVM attaches DestroyJavaVM, which runs its own Thread constructor (JDK 19+).
     Until that constructor has made the thread's status holder, a contended lock or a park in the

@@ -58,7 +58,7 @@ public final class Engine {
                 "jdk.internal.misc", Set.of(runtime)), Map.of(), Set.of(), Map.of());
         jbgui.runtime.ThreadObjects.init();
 
-        TraceWriter.useCodec(ZstdCodec.load());
+        TraceWriter.useCodec(CodecModule.load(inst));
         TraceWriter.start(options.out, options.toJson(), jvmJson(), options.mode == 1, Config.maxBufferedBytes,
                 options.clockMicros);
         phases.mark("options, modules and writer");

@@ -14,4 +14,18 @@ final class JdkAccess {
     static void registerShutdownHook(int slot, Runnable hook) {
         jdk.internal.access.SharedSecrets.getJavaLangAccess().registerShutdownHook(slot, false, hook);
     }
+
+    /**
+     * Native access for a named module (JDK 22+: JavaLangAccess.addEnableNativeAccess, what
+     * --enable-native-access=M does at start-up); see CodecModule. Looked up by a method handle,
+     * since the JDK the agent is compiled against (17) lacks it, and one method's lookup loads
+     * only its own types, where reflection over the interface would load those of all of them.
+     */
+    static void grantNativeAccess(Module module) throws Throwable {
+        Object access = jdk.internal.access.SharedSecrets.getJavaLangAccess();
+        java.lang.invoke.MethodHandle add = java.lang.invoke.MethodHandles.lookup().findVirtual(
+                jdk.internal.access.JavaLangAccess.class, "addEnableNativeAccess",
+                java.lang.invoke.MethodType.methodType(Module.class, Module.class));
+        Object ignored = add.invoke(access, module);
+    }
 }

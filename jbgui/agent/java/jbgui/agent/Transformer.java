@@ -173,7 +173,7 @@ final class Transformer implements ClassFileTransformer {
         }
         ClassLoader loader = c.getClassLoader();
         String name = c.getName().replace('.', '/');
-        if (loader == engineLoader || isAgentClass(name, loader)) {
+        if (isAgentLoader(loader) || isAgentClass(name, loader)) {
             return false;
         }
         if (!inst.isModifiableClass(c)) {
@@ -381,6 +381,11 @@ final class Transformer implements ClassFileTransformer {
         TraceWriter.log("error: could not retransform " + c.getName() + ": " + e);
     }
 
+    /** The engine's loader, and the chunk codec's module's (CodecModule): their classes are the agent's. */
+    private boolean isAgentLoader(ClassLoader loader) {
+        return loader != null && (loader == engineLoader || loader == CodecModule.loader());
+    }
+
     private static boolean isAgentClass(String name, ClassLoader loader) {
         return (loader == null && (name.startsWith("jbgui/runtime/") || name.startsWith("jbgui/output/")))
                 || name.equals("jbgui/agent/Premain") || name.startsWith("jbgui/agent/Premain$");
@@ -413,7 +418,7 @@ final class Transformer implements ClassFileTransformer {
 
     private byte[] transformGuarded(Module module, ClassLoader loader, String className, Class<?> redefined,
                                     ProtectionDomain domain, byte[] bytes, ThreadTrace guard) {
-        if (className == null || loader == engineLoader || isAgentClass(className, loader)) {
+        if (className == null || isAgentLoader(loader) || isAgentClass(className, loader)) {
             return null;
         }
         boolean preloaded = redefined != null;

@@ -2,7 +2,7 @@ package jbgui.output;
 
 /**
  * A block compressor for chunk payloads, supplied by the engine (which may hold a native
- * library the boot class path cannot: see jbgui.agent.ZstdCodec). Used by the writer thread only.
+ * library the boot class path cannot: see jbgui.zstd.ZstdCodec). Used by the writer thread only.
  */
 public interface ChunkCodec {
     /** The chunk header's codec byte (EventLayout.CODEC_*). */

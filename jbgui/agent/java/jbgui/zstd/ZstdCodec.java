@@ -1,4 +1,4 @@
-package jbgui.agent;
+package jbgui.zstd;
 
 import java.io.File;
 
@@ -10,11 +10,12 @@ import jbgui.runtime.EventLayout;
 
 /**
  * zstd (level 1) for chunk payloads, from Debian's zstd-jni (libzstd-jni-java, libzstd-jni1).
- * It lives in the engine's isolated loader, not on the boot class path: zstd-jni's classes there
- * would be the ones a program that bundles its own zstd-jni gets, and a native library belongs to
- * one class loader. The writer reaches it through {@link ChunkCodec}.
+ * It and zstd-jni live in a module of their own, loaded by jbgui.agent.CodecModule, not on the
+ * boot class path: zstd-jni's classes there would be the ones a program that bundles its own
+ * zstd-jni gets, and a native library belongs to one class loader. The writer reaches it through
+ * {@link ChunkCodec}.
  */
-final class ZstdCodec implements ChunkCodec {
+public final class ZstdCodec implements ChunkCodec {
     /** Where Debian's libzstd-jni1 installs the JNI library, per architecture. */
     private static final String[] LIBRARY_DIRS = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
             "/usr/lib/jni", "/usr/lib64", "/usr/lib"};
@@ -29,15 +30,14 @@ final class ZstdCodec implements ChunkCodec {
 
     /**
      * The codec, or null when zstd-jni or its native library is missing or fails (the trace is
-     * then written with zlib) or when {@code -Djbgui.codec=zlib} asks for zlib.
+     * then written with zlib). Called by jbgui.agent.CodecModule, reflectively: the engine's own
+     * loader must never load this class, or zstd-jni's, itself.
      */
-    static ChunkCodec load() {
-        if ("zlib".equals(System.getProperty("jbgui.codec"))) {
-            return null;
-        }
+    public static ChunkCodec load() {
         if (nativeAccessWarns()) {
             jbgui.output.TraceWriter.log("info: chunks are written with zlib: on JDK 24+ zstd's JNI library needs "
-                    + "--enable-native-access=ALL-UNNAMED, else the JVM warns on the program's stderr");
+                    + "native access for its module (jbgui.agent.CodecModule could not grant it), else the JVM "
+                    + "warns on the program's stderr");
             return null;
         }
         try {
@@ -60,10 +60,9 @@ final class ZstdCodec implements ChunkCodec {
     }
 
     /**
-     * Since JDK 24 a JNI library loaded, or a native method bound, from an unnamed module
-     * without native access prints a warning on the program's stderr (JEP 472); granting the
-     * access to unnamed modules would silence the program's own warnings too. There zstd is
-     * used only when the JVM already grants it (--enable-native-access=ALL-UNNAMED).
+     * Since JDK 24 a JNI library loaded, or a native method bound, from a module without native
+     * access prints a warning on the program's stderr (JEP 472). CodecModule grants it to this
+     * class's module; should that have failed, zstd is not used.
      */
     private static boolean nativeAccessWarns() {
         if (Runtime.version().feature() < 24) {
