@@ -459,7 +459,8 @@ def report(results: dict[str, Samples], runs: int) -> None:
 
 
 WORKLOADS = ["hello", "kernel", "ant", "javac", "jedit"]
-VARIANT_LABELS = ["traced", "method", "blocking-off", "zlib", "jacoco", "elide-off", "discard", "method-discard"]
+VARIANT_LABELS = ["traced", "method", "blocking-off", "zlib", "jacoco", "elide-off", "loops-off", "discard",
+                  "method-discard"]
 
 
 def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
@@ -473,6 +474,9 @@ def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
     if only and "elide-off" in only:
         # every block probed, the first blocks too (jbgui.instr.BlockElision), against "traced"
         v.append(Variant("elide-off", "elide=off"))
+    if only and "loops-off" in only:
+        # every block of a tight loop probed (no loop records, jbgui.instr.LoopCycles), against "traced"
+        v.append(Variant("loops-off", "loops=off"))
     if only and "discard" in only:
         # events recorded and handed over but neither encoded nor written (-Djbgui.discard=true):
         # traced / discard is the writer thread's share of the cost
@@ -500,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     # A misspelt label would otherwise select nothing and time the untraced run alone.
     parser.add_argument("--variant", action="append", metavar="LABEL", choices=VARIANT_LABELS,
                         help="run only these variants (traced, method, blocking-off, zlib, jacoco; repeatable; "
-                             "opt-in: elide-off, discard, method-discard)"
+                             "opt-in: elide-off, loops-off, discard, method-discard)"
                              " besides untraced and baseline")
     args = parser.parse_args(argv)
 

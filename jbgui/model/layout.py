@@ -5,10 +5,11 @@ The recorder defines the same names in ``jbgui/agent/java/jbgui/runtime/EventLay
 checks that both sides agree.
 """
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # What this jbgui reads: version 2 added START_RECEIVER_OWN (a start word that stands for its
-# receiver too); a version 1 trace never has it, so the same readers read both.
-READABLE_FORMAT_VERSIONS = (1, 2)
+# receiver too); version 3 added loop records (FILTER_LOOPS). A version 1 trace has neither and a
+# version 1-2 trace never has loop records, so the same readers read all three.
+READABLE_FORMAT_VERSIONS = (1, 2, 3)
 
 TYPE_SHIFT = 30
 METHOD_SHIFT = 11
@@ -26,6 +27,9 @@ EXT_RECEIVER = 1
 EXT_EXCEPTION_EXIT = 2
 EXT_THREAD_SWITCH = 3
 EXT_THROWABLE = 4
+# Only the first and third word of a loop record (FILTER_LOOPS below), which readers expand: never
+# an event of its own.
+EXT_LOOP = 5
 
 MAX_METHOD_ID = (1 << METHOD_BITS) - 1
 BLOCKS_PER_PAGE = 1 << BLOCK_BITS
@@ -53,6 +57,10 @@ FILTER_BYTE_PLANES = 1
 # A bit of the filter byte: the payload's start words marked START_ENTRY_IMPLIED each stand for the
 # start and its method's first block (format/entry_blocks.py); the header counts the events.
 FILTER_ENTRY_BLOCKS = 2
+# A bit of the filter byte (format version 3): the payload holds loop records, three words that
+# each stand for the block events of a loop's steps (format/entry_blocks.py); the header counts the
+# expanded events, so readers expand the records before anything else reads the words.
+FILTER_LOOPS = 4
 CHUNK_FLAG_LAST = 1
 CHUNK_FLAG_FINAL_FLUSH = 2
 CHUNK_FLAG_LOST_BEFORE = 4
@@ -77,6 +85,19 @@ START_ENTRY_IMPLIED = 1
 # class is the method's own (format version 2): readers take the class from static.xml. Not an event
 # of its own; readers mask it out of the start word (check.py, replay_kernel.py, entry_blocks.py).
 START_RECEIVER_OWN = 2
+# A loop record (FILTER_LOOPS; docs/trace-format.md): extended(EXT_LOOP, back << LOOP_STEPS_BITS |
+# steps), the loop header's BLOCK word, extended(EXT_LOOP, LOOP_CYCLE_FLAG | mask). Its steps fit
+# in LOOP_STEPS_BITS (a longer loop stores several records); the mask's bit k stands for block
+# header - back + k, so a cycle spans at most LOOP_SPAN_MAX consecutive blocks; the flag tells the
+# third word from the first.
+LOOP_STEPS_BITS = 20
+LOOP_STEPS_MAX = (1 << LOOP_STEPS_BITS) - 1
+LOOP_CYCLE_FLAG = 1 << 26
+LOOP_SPAN_MAX = 26
+# The recorder hands a buffer over once its loop records stand for this many events, so that a
+# chunk stands for at most BUFFER_MAX_EVENTS + 2 * LOOP_REPRESENTED_MAX events, far below the
+# readers' MAX_CHUNK_EVENTS (format/chunks.py).
+LOOP_REPRESENTED_MAX = 1 << 20
 
 STREAM_MAGIC = b"JBTS"
 CHUNK_MAGIC = b"JBCK"

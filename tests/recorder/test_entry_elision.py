@@ -20,27 +20,8 @@ import pytest
 
 from jbgui.model import layout
 from jbgui.model.analysis import Analysis
-from jbgui.model.statics import load_statics
 from jbgui.model.tracedir import TraceDir
-
-
-def symbols(trace_dir, words: np.ndarray) -> np.ndarray:
-    """Each word as text naming its method (ids differ between runs that load classes differently)."""
-    st = load_statics(trace_dir)
-    uniq, inverse = np.unique(words.astype(np.int64), return_inverse=True)
-    names = []
-    for w in uniq.tolist():
-        kind = w >> layout.TYPE_SHIFT
-        if kind == layout.TYPE_EXTENDED:
-            names.append(f"ext {(w >> layout.SUBTYPE_SHIFT) & 7}")
-        elif kind == layout.TYPE_BLOCK:
-            gb = st.block_of_word(w & ((1 << layout.TYPE_SHIFT) - 1))
-            method = int(st.b_method[gb])
-            names.append(f"block {st.method_qualified(method)} {gb - int(st.m_block_base[method])}")
-        else:
-            method = (w >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID
-            names.append(("start " if kind == layout.TYPE_METHOD_START else "end ") + st.method_qualified(method))
-    return np.array(names, dtype=object)[inverse]
+from trace_words import symbols
 
 
 def facts(run) -> dict:

@@ -48,7 +48,7 @@ class Status(enum.Enum):
     BAD_MAGIC = "bad magic"
     CRC_ERROR = "CRC error"
     IMPLAUSIBLE = "implausible"    # sizes or event index no recorder writes
-    UNDECODABLE = "undecodable"    # codec/filter unknown, or the payload does not inflate to 4 n bytes
+    UNDECODABLE = "undecodable"    # codec/filter unknown, or the payload is not the words of n events
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,8 @@ def _implausible(h: ChunkHeader, expected_first: int) -> tuple[str, str]:
     """Why a chunk header cannot be from a recorder (``(code, reason)``; reason '' if it can)."""
     if h.count > MAX_CHUNK_EVENTS:
         return "chunk-size", f"a chunk of {h.count} events (at most {MAX_CHUNK_EVENTS} are plausible)"
-    limit = 4 * h.count + (4 * h.count // 1000 + _ZLIB_SLACK if h.codec == layout.CODEC_ZLIB else 0)
+    raw = _max_raw_size(h.filter, h.count)
+    limit = raw + (raw // 1000 + _ZLIB_SLACK if h.codec == layout.CODEC_ZLIB else 0)
     if h.length > limit:
         return "chunk-size", f"a payload of {h.length} bytes for {h.count} events"
     lost = bool(h.flags & layout.CHUNK_FLAG_LOST_BEFORE)
@@ -249,38 +250,55 @@ def _decompressor() -> zstandard.ZstdDecompressor:
     return d
 
 
+def _max_raw_size(filt: int, count: int) -> int:
+    """The most bytes a payload of ``count`` events decompresses to: 4 per event, but with loop
+    records (FILTER_LOOPS) up to 12: a record is three words for as little as one event."""
+    return (12 if filt & layout.FILTER_LOOPS else 4) * count
+
+
 def decode_payload(payload: bytes, codec: int, filt: int, count: int, copy: bool = True) -> np.ndarray:
     """The event words of one chunk payload; :class:`ValueError` when it is not ``count`` words.
     ``copy=False``: a read-only view of the decompressed bytes when no filter applies (a reader
     that only scans the words saves a copy of each chunk).
 
     Inflating is bounded by the event count: a payload that would inflate beyond ``4 * count``
-    bytes is refused after that many bytes, whatever it would have grown to."""
+    bytes (``12 * count`` with loop records, :func:`_max_raw_size`) is refused after that many
+    bytes, whatever it would have grown to; the events take ``4 * count`` bytes."""
     if count > MAX_CHUNK_EVENTS:
         raise ValueError(f"{count} events in one chunk")
     want = 4 * count
+    most = _max_raw_size(filt, count)
+    of = f"at most {most // 4} words of {count} events" if filt & layout.FILTER_LOOPS else f"{count} events"
     if codec == layout.CODEC_ZLIB:
         inflater = zlib.decompressobj()
         try:
-            raw = inflater.decompress(payload, want + 1)
+            raw = inflater.decompress(payload, most + 1)
         except zlib.error as error:
             raise ValueError(f"zlib: {error}") from error
-        if len(raw) > want or inflater.unconsumed_tail:
-            raise ValueError(f"inflates to more than the {want} bytes of {count} events")
+        if len(raw) > most or inflater.unconsumed_tail:
+            raise ValueError(f"inflates to more than the {most} bytes of {of}")
         if not inflater.eof:
             raise ValueError("the compressed data ends early")
     elif codec == layout.CODEC_ZSTD:
         try:
             # The frame states its size; refuse a bigger claim before anything is allocated.
-            if zstandard.frame_content_size(payload) > want:
-                raise ValueError(f"decompresses to more than the {want} bytes of {count} events")
-            raw = _decompressor().decompress(payload, max_output_size=want)
+            if zstandard.frame_content_size(payload) > most:
+                raise ValueError(f"decompresses to more than the {most} bytes of {of}")
+            raw = _decompressor().decompress(payload, max_output_size=most)
         except zstandard.ZstdError as error:
             raise ValueError(f"zstd: {error}") from error
     elif codec == layout.CODEC_NONE:
         raw = payload
     else:
         raise ValueError(f"unknown codec {codec}")
+    if filt & layout.FILTER_LOOPS:
+        # Loop records: three words for the steps of a loop, as few as one event or up to
+        # LOOP_STEPS_MAX; expanded together with marked starts when FILTER_ENTRY_BLOCKS is set too.
+        if len(raw) % 4 or len(raw) > most:
+            raise ValueError(f"{len(raw)} bytes for {of}")
+        planes = filt & ~(layout.FILTER_LOOPS | layout.FILTER_ENTRY_BLOCKS)
+        words = _unfilter(raw, planes, len(raw) // 4, copy=False)
+        return entry_blocks.expand_loops(words, count, bool(filt & layout.FILTER_ENTRY_BLOCKS))
     if filt & layout.FILTER_ENTRY_BLOCKS:
         # Fewer words than events: marked start words stand for their first block too.
         if len(raw) % 4 or len(raw) > want:

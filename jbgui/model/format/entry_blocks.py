@@ -6,6 +6,10 @@ probe marks the start word with ``START_ENTRY_IMPLIED`` and the payload stores t
 two events. Decoding writes the block's word after the start word, or after the receiver word
 that follows it, and clears the mark: readers see the events a probe in the block would have
 recorded, at the positions the chunk headers and clock samples count (docs/trace-format.md).
+
+Loop records (filter bit ``FILTER_LOOPS``, format version 3, below) are the other events a payload
+leaves implied: three words for the block events of a tight loop's steps. A chunk with that bit
+has both expanded in one pass (:func:`expand_loops`); one without it takes :func:`expand`.
 """
 
 from __future__ import annotations
@@ -68,4 +72,168 @@ def expand(words: np.ndarray, count: int) -> np.ndarray:
         raise ValueError(f"{len(words)} words with {marked} implied first blocks are not the chunk's {count} events")
     out = np.empty(count, np.uint32)
     _expand(words, out)
+    return out
+
+
+# ---------------------------------------------------------------------------------- loop records
+#
+# A chunk with FILTER_LOOPS (format version 3) stores a tight loop's block events as one loop
+# record when the loop is left: extended(EXT_LOOP, back << LOOP_STEPS_BITS | steps), the BLOCK word
+# of the loop's header H, extended(EXT_LOOP, LOOP_CYCLE_FLAG | mask). The mask's bit k stands for
+# block lo + k, lo = H - back, whose word is H's word - back + k (a method's block words are
+# consecutive, across pages); the cycle is those blocks in ascending order, rotated to start at
+# H, and the record stands for the steps events cycle[s mod len(cycle)], s = 0 .. steps - 1, in
+# place of its three words (docs/trace-format.md). Decoding expands records and, with
+# FILTER_ENTRY_BLOCKS too, marked starts in the same pass; a chunk without FILTER_LOOPS takes
+# expand() above, unchanged.
+
+_EXT_MASK = _RECEIVER_MASK
+_LOOP = layout.EXT_LOOP << layout.SUBTYPE_SHIFT
+_CYCLE_FLAG = layout.LOOP_CYCLE_FLAG
+_STEPS_BITS = layout.LOOP_STEPS_BITS
+_STEPS_MASK = layout.LOOP_STEPS_MAX
+_BACK_MASK = (layout.LOOP_CYCLE_FLAG >> layout.LOOP_STEPS_BITS) - 1   # bits 20..25 (and bit 26 clear)
+_SPAN = layout.LOOP_SPAN_MAX
+_SPAN_MASK = (1 << layout.LOOP_SPAN_MAX) - 1
+_TYPE_SHIFT = layout.TYPE_SHIFT
+_TYPE_BLOCK = layout.TYPE_BLOCK
+_BLOCK_WORD_MASK = layout.BLOCK_WORD_MASK
+
+# What _count_loops found wrong (0: nothing), at word ``at``.
+_CUT_OFF, _NO_STEPS, _BACK, _NOT_BLOCK, _NOT_CYCLE, _NO_HEADER, _STRAY_CYCLE, _BEFORE, _BEYOND = range(1, 10)
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_loops(words, entry):
+    """(events, marked starts, records, problem, at): the events ``words`` stand for, or the first
+    problem (one of the codes above) and the word where it is."""
+    n = len(words)
+    events = 0
+    marked = 0
+    records = 0
+    i = 0
+    while i < n:
+        w = words[i]
+        if (w & _EXT_MASK) == _LOOP:
+            if w & _CYCLE_FLAG:
+                return events, marked, records, _STRAY_CYCLE, i
+            if i + 2 >= n:
+                return events, marked, records, _CUT_OFF, i
+            steps = w & _STEPS_MASK
+            back = (w >> _STEPS_BITS) & _BACK_MASK
+            if steps == 0:
+                return events, marked, records, _NO_STEPS, i
+            if back >= _SPAN:
+                return events, marked, records, _BACK, i
+            header = words[i + 1]
+            if (header >> _TYPE_SHIFT) != _TYPE_BLOCK:
+                return events, marked, records, _NOT_BLOCK, i
+            cycle = words[i + 2]
+            if (cycle & _EXT_MASK) != _LOOP or not (cycle & _CYCLE_FLAG):
+                return events, marked, records, _NOT_CYCLE, i
+            mask = cycle & _SPAN_MASK
+            if not ((mask >> back) & 1):
+                return events, marked, records, _NO_HEADER, i
+            if (header & _BLOCK_WORD_MASK) < back:
+                return events, marked, records, _BEFORE, i
+            top = _SPAN - 1
+            while not ((mask >> top) & 1):
+                top -= 1
+            if np.int64(header & _BLOCK_WORD_MASK) - back + top > _BLOCK_WORD_MASK:
+                return events, marked, records, _BEYOND, i
+            events += steps
+            records += 1
+            i += 3
+            continue
+        if entry and (w & _FLAG_MASK) == _FLAGGED:
+            marked += 1
+            events += 1
+        events += 1
+        i += 1
+    return events, marked, records, 0, n
+
+
+@numba.njit(cache=True, nogil=True)
+def _expand_loops(words, out, entry):
+    """Writes the events of ``words`` (checked by _count_loops) to ``out``; returns how many."""
+    cycle = np.empty(_SPAN, np.int64)
+    n = len(words)
+    j = 0
+    i = 0
+    while i < n:
+        w = words[i]
+        if (w & _EXT_MASK) == _LOOP:
+            steps = w & _STEPS_MASK
+            back = (w >> _STEPS_BITS) & _BACK_MASK
+            lo = np.int64(words[i + 1]) - back
+            mask = words[i + 2] & _SPAN_MASK
+            length = 0
+            for k in range(back, _SPAN):
+                if (mask >> k) & 1:
+                    cycle[length] = lo + k
+                    length += 1
+            for k in range(back):
+                if (mask >> k) & 1:
+                    cycle[length] = lo + k
+                    length += 1
+            c = 0
+            for _ in range(steps):
+                out[j] = cycle[c]
+                j += 1
+                c += 1
+                if c == length:
+                    c = 0
+            i += 3
+            continue
+        if not entry or (w & _FLAG_MASK) != _FLAGGED:
+            out[j] = w
+            j += 1
+            i += 1
+            continue
+        out[j] = w & _CLEAR
+        j += 1
+        if i + 1 < n and (words[i + 1] & _RECEIVER_MASK) == _RECEIVER:
+            out[j] = words[i + 1]
+            j += 1
+            i += 1
+        out[j] = (w & _CLEAR_ALL) + _BLOCK_FROM_START
+        j += 1
+        i += 1
+    return j
+
+
+_PROBLEMS = {
+    _CUT_OFF: "a loop record at word {at} is cut off by the end of the chunk ({n} words)",
+    _NO_STEPS: "the loop record at word {at} has 0 steps",
+    _BACK: "the loop record at word {at} puts its header {back} blocks above the lowest of its span, which has "
+           f"{layout.LOOP_SPAN_MAX} blocks",
+    _NOT_BLOCK: "the loop record at word {at} has word 0x{next:08x} where its header's BLOCK word belongs",
+    _NOT_CYCLE: "the loop record at word {at} has word 0x{third:08x} where its cycle word (EXT_LOOP with "
+                "LOOP_CYCLE_FLAG) belongs",
+    _NO_HEADER: "the loop record at word {at} has a cycle without its header (mask 0x{mask:07x}, header bit {back})",
+    _STRAY_CYCLE: "word {at} is a loop record's cycle word, not third in a record",
+    _BEFORE: "the loop record at word {at} reaches {back} blocks below its header 0x{next:08x}, before its "
+             "method's first block",
+    _BEYOND: "the loop record at word {at} reaches beyond the last block word (header 0x{next:08x}, "
+             "mask 0x{mask:07x})",
+}
+
+
+def expand_loops(words: np.ndarray, count: int, entry: bool) -> np.ndarray:
+    """The ``count`` events that ``words`` (uint32, with loop records; with marked starts too when
+    ``entry``) stand for; :class:`ValueError` when a record is malformed or they stand for another
+    number of events (a damaged or forged chunk), checked before anything is allocated."""
+    events, marked, records, problem, at = _count_loops(words, bool(entry))
+    if problem:
+        n = len(words)
+        word = lambda k: int(words[k]) if k < n else 0  # noqa: E731
+        raise ValueError(_PROBLEMS[problem].format(
+            at=at, n=n, back=(word(at) >> layout.LOOP_STEPS_BITS) & _BACK_MASK, next=word(at + 1), third=word(at + 2),
+            mask=word(at + 2) & _SPAN_MASK))
+    if events != count:
+        implied = f" and {marked} implied first blocks" if entry else ""
+        raise ValueError(f"{len(words)} words with {records} loop records{implied} stand for {events} events, "
+                         f"not the chunk's {count}")
+    out = np.empty(count, np.uint32)
+    _expand_loops(words, out, bool(entry))
     return out

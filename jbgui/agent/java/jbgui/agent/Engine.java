@@ -46,6 +46,7 @@ public final class Engine {
         Config.clockPeriodMicros = options.clockMicros;
         Config.blockingStamps = options.blocking;
         Config.entryMarks = options.entryElision();
+        Config.loopRecords = options.loopRecords();
 
         Module runtime = Tracer.class.getModule();
         for (Module m : ModuleLayer.boot().modules()) {

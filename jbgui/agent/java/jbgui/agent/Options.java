@@ -22,7 +22,7 @@ final class Options {
     static final List<String> EVENT_NAMES = Arrays.asList(
             "class_load", "method_start", "method_end", "basic_block", "receiver_type", "exception_exit");
     private static final List<String> KEYS = Arrays.asList(
-            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record", "cache", "blocking", "elide");
+            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record", "cache", "blocking", "elide", "loops");
 
     File out;
     boolean outGiven;
@@ -61,6 +61,17 @@ final class Options {
      * elide=off puts a probe in every block, which changes how fast, not what, is recorded.
      */
     boolean elide = true;
+    /**
+     * Whether a tight loop's blocks may be counted instead of recorded one event per step
+     * (jbgui.instr.LoopCycles: the loop's record, which readers expand). On by default; loops=off
+     * probes every block, which changes how fast, not what, is recorded.
+     */
+    boolean loops = true;
+
+    /** Loop records need each thread's own stream (three words that stay together) and blocks in it. */
+    boolean loopRecords() {
+        return loops && mode == 2 && blockLevel && selected("basic_block");
+    }
 
     /** Entry elision needs each thread's own stream with method starts and blocks in it. */
     boolean entryElision() {
@@ -109,6 +120,7 @@ final class Options {
             case "record": record = onOff(key, value); break;
             case "blocking": blocking = onOff(key, value); break;
             case "elide": elide = onOff(key, value); break;
+            case "loops": loops = onOff(key, value); break;
             case "cache": cacheDir = value.equals("off") ? null : new File(value).getAbsoluteFile(); break;
             case "level":
                 if (!value.equals("block") && !value.equals("method")) {
@@ -266,6 +278,7 @@ final class Options {
         s.append(", \"clock_micros\": ").append(clockMicros);
         s.append(", \"blocking\": ").append(blocking);
         s.append(", \"elide\": ").append(entryElision());
+        s.append(", \"loops\": ").append(loopRecords());
         s.append(", \"include\": ").append(list(include));
         s.append(", \"exclude\": ").append(list(exclude));
         s.append(", \"events\": ").append(list(new ArrayList<>(events)));

@@ -48,7 +48,8 @@ final class Transformer implements ClassFileTransformer {
                 .blockLevel(options.blockLevel).precise(options.precise).instructions(options.instructions)
                 .blockEvents(options.selected("basic_block")).receiverEvents(options.selected("receiver_type"))
                 .exceptionExitEvents(options.selected("exception_exit"))
-                .blockingStamps(options.blocking && options.mode != 1).entryElision(options.entryElision()).build());
+                .blockingStamps(options.blocking && options.mode != 1).entryElision(options.entryElision())
+                .loopRecords(options.loopRecords()).build());
         if (options.cacheDir != null) {
             cache = new jbgui.instr.ClassCache(new java.io.File(options.cacheDir, cacheKey(options)));
             instrumenter.setCache(cache);
@@ -131,7 +132,7 @@ final class Transformer implements ClassFileTransformer {
         k.append('|').append(System.getProperty("java.home")).append('|').append(System.getProperty("java.runtime.version"));
         k.append('|').append(o.blockLevel).append(o.precise).append(o.instructions).append(o.selected("basic_block"))
                 .append(o.selected("receiver_type")).append(o.selected("exception_exit"))
-                .append(o.blocking && o.mode != 1).append(o.entryElision());
+                .append(o.blocking && o.mode != 1).append(o.entryElision()).append(o.loopRecords());
         java.util.zip.CRC32 crc = new java.util.zip.CRC32();
         byte[] b = k.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         crc.update(b, 0, b.length);

@@ -388,7 +388,7 @@ public final class ClassInstrumenter {
         }
         boolean[] covered = options.exceptionExitEvents ? handlerCoverage(cn.name, mn, f, result) : null;
         ProbeInserter.trace(mn, cn.name, cn.version, f.blocks, classFirstId, f.id, blocks, options.receiverEvents,
-                options.exceptionExitEvents, options.blockingStamps, covered, entryImplied);
+                options.exceptionExitEvents, options.blockingStamps, covered, entryImplied, options.loopRecords);
     }
 
     /**

@@ -26,6 +26,11 @@ public final class InstrumentOptions {
      */
     public final boolean entryElision;
     /**
+     * A tight loop's blocks are counted in a local and stored as one loop record when the loop is
+     * left ({@code loops}; see {@link LoopCycles}).
+     */
+    public final boolean loopRecords;
+    /**
      * What joins the instruction lines of a block's listing: a newline in static.xml;
      * {@link StaticListing} uses a character reference to a carriage return instead, which no
      * listed line can contain ({@link jbgui.output.Xml#text} replaces control characters), so that a
@@ -42,6 +47,7 @@ public final class InstrumentOptions {
         exceptionExitEvents = b.exceptionExitEvents;
         blockingStamps = b.blockingStamps;
         entryElision = b.entryElision;
+        loopRecords = b.loopRecords;
         listingSeparator = b.listingSeparator;
     }
 
@@ -60,6 +66,7 @@ public final class InstrumentOptions {
         private boolean exceptionExitEvents = true;
         private boolean blockingStamps = true;
         private boolean entryElision;
+        private boolean loopRecords;
         private String listingSeparator = "\n";
 
         private Builder() {}
@@ -72,6 +79,7 @@ public final class InstrumentOptions {
         public Builder exceptionExitEvents(boolean on) { exceptionExitEvents = on; return this; }
         public Builder blockingStamps(boolean on) { blockingStamps = on; return this; }
         public Builder entryElision(boolean on) { entryElision = on; return this; }
+        public Builder loopRecords(boolean on) { loopRecords = on; return this; }
         public Builder listingSeparator(String separator) { listingSeparator = separator; return this; }
 
         public InstrumentOptions build() {

@@ -70,7 +70,8 @@ final class ProbeInserter {
      *     (null: all); see ClassInstrumenter.handlerCoverage
      */
     static void trace(MethodNode mn, String owner, int version, BlockAnalysis ba, int classFirstId, int methodId, boolean blocks,
-                      boolean receiver, boolean exceptionExit, boolean stamps, boolean[] covered, boolean entryImplied) {
+                      boolean receiver, boolean exceptionExit, boolean stamps, boolean[] covered, boolean entryImplied,
+                      boolean loopRecords) {
         boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
         boolean isStatic = (mn.access & Opcodes.ACC_STATIC) != 0;
         boolean isCtor = "<init>".equals(mn.name);
@@ -82,11 +83,17 @@ final class ProbeInserter {
             covered = new boolean[ba.insns.length];
             java.util.Arrays.fill(covered, true);
         }
+        // Loop records (LoopCycles): a mark local M, then a step counter per loop, after S and B.
+        List<LoopCycles.Loop> loops = blocks && loopRecords && exceptionExit
+                ? LoopCycles.find(mn, owner, ba, covered) : List.of();
+        int mark = base + 1;
+        int counters = mark + 1;
+        int loopLocals = loops.isEmpty() ? 0 : 1 + loops.size();
         if (frames) {
             for (AbstractInsnNode n = code.getFirst(); n != null; n = n.getNext()) {
                 if (n instanceof FrameNode) {
                     FrameNode f = (FrameNode) n;
-                    f.local = withState(f.local, slot);
+                    f.local = withState(f.local, slot, loopLocals);
                 }
             }
         }
@@ -130,6 +137,14 @@ final class ProbeInserter {
             for (int b = entryImplied ? 1 : 0; b < ba.blockCount(); b++) {
                 int index = ba.blockStarts[b];
                 AbstractInsnNode first = ba.insns[index];
+                if (!loops.isEmpty()) {
+                    // (LoopCycles leaves methods with self-covered code alone: nothing is deferred.)
+                    AbstractInsnNode at = keepNewLabel(code, first, uninitLabels, mn);
+                    if (!loopProbes(code, loops, b, at, slot, base, mark, counters)) {
+                        code.insertBefore(at, blockProbe(slot, base, b, checked[b]));
+                    }
+                    continue;
+                }
                 if (selfCovered[index]) {
                     // Inside a handler range that covers its own handler (javac's synchronized-block
                     // handler): a call there gives C1 an exception edge from the handler into
@@ -183,6 +198,10 @@ final class ProbeInserter {
         entry.add(new VarInsnNode(Opcodes.ISTORE, base));
         entry.add(new InsnNode(Opcodes.ACONST_NULL));
         entry.add(new VarInsnNode(Opcodes.ASTORE, slot));
+        for (int i = 0; i < loopLocals; i++) {
+            entry.add(new InsnNode(Opcodes.ICONST_0));
+            entry.add(new VarInsnNode(Opcodes.ISTORE, mark + i));
+        }
         entry.add(start);
         entry.add(new VarInsnNode(Opcodes.ILOAD, base));
         if (blocks && entryImplied) {
@@ -202,7 +221,7 @@ final class ProbeInserter {
         if (frames && firstIsTarget && !hasFrameBefore(firstOriginal)) {
             // The first instruction was a jump target at offset 0, whose frame may be implicit; it
             // is no longer at offset 0, so it needs an explicit one (newer javac writes one).
-            code.insertBefore(firstReal(firstOriginal), initialFrame(mn, owner, slot, true));
+            code.insertBefore(firstReal(firstOriginal), initialFrame(mn, owner, slot, true, loopLocals));
         }
 
         if (exceptionExit) {
@@ -211,21 +230,35 @@ final class ProbeInserter {
                 // The thrown exception goes to a second new local, so that it is rethrown even when
                 // recording fails (a StackOverflowError leaves no stack for the call): the tracer
                 // never replaces the program's exception.
-                int thrown = base + 1;
+                int thrown = base + 1 + loopLocals;
                 LabelNode handler = new LabelNode();
                 LabelNode callStart = new LabelNode();
                 LabelNode callEnd = new LabelNode();
                 LabelNode callFailed = new LabelNode();
                 code.add(handler);
-                Object[] locals = new Object[base + 1];
+                Object[] locals = new Object[base + 1 + loopLocals];
                 java.util.Arrays.fill(locals, Opcodes.TOP);
                 locals[slot] = TRACE;
                 locals[base] = Opcodes.INTEGER;
+                for (int i = 0; i < loopLocals; i++) {
+                    locals[mark + i] = Opcodes.INTEGER;
+                }
                 if (frames) {
                     code.add(new FrameNode(Opcodes.F_NEW, locals.length, locals, 1, new Object[] {"java/lang/Throwable"}));
                 }
                 code.add(new VarInsnNode(Opcodes.ASTORE, thrown));       // []
                 code.add(callStart);
+                for (int i = 0; i < loops.size(); i++) {
+                    // A loop left by an exception: its record goes before the exception's events.
+                    LoopCycles.Loop loop = loops.get(i);
+                    code.add(new VarInsnNode(Opcodes.ALOAD, slot));
+                    code.add(new VarInsnNode(Opcodes.ILOAD, base));
+                    code.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
+                    code.add(new VarInsnNode(Opcodes.ILOAD, mark));
+                    code.add(loopShape(loop));
+                    code.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopThrown",
+                            "(" + TRACE_DESC + "IIIIII)V", false));
+                }
                 code.add(new VarInsnNode(Opcodes.ALOAD, thrown));        // [thrown]
                 code.add(new VarInsnNode(Opcodes.ALOAD, slot));          // [thrown, trace]
                 code.add(new VarInsnNode(Opcodes.ILOAD, base));          // [thrown, trace, start]
@@ -251,8 +284,8 @@ final class ProbeInserter {
                 mn.tryCatchBlocks.add(new TryCatchBlockNode(callStart, callEnd, callFailed, null));
             }
         }
-        mn.maxLocals = base + (exceptionExit ? 2 : 1);
-        mn.maxStack = Math.max(mn.maxStack + 3, 4);
+        mn.maxLocals = base + (exceptionExit ? 2 : 1) + loopLocals;
+        mn.maxStack = Math.max(mn.maxStack + (loops.isEmpty() ? 3 : 6), loops.isEmpty() ? 4 : 7);
         if (LoaderPrologue.applies(mn)) {
             LoaderPrologue.insert(mn, owner, frames);
         }
@@ -383,6 +416,83 @@ final class ProbeInserter {
         return p;
     }
 
+    /**
+     * The probes of block {@code b} that loop records change (LoopCycles): a loop's header counts a
+     * step ({@code C = loopHead(S, B, C, shape); M = loopMark(S, C, M)}), its other blocks {@code iinc C 1},
+     * and a block a loop exits to first stores that loop's pending record ({@code loopExit(S, B, C,
+     * shape); C = 0}). Returns true when the block gets no block probe of its own (it is on a cycle).
+     */
+    private static boolean loopProbes(InsnList code, List<LoopCycles.Loop> loops, int b, AbstractInsnNode at, int slot,
+                                      int base, int mark, int counters) {
+        InsnList exits = new InsnList();
+        for (int i = 0; i < loops.size(); i++) {
+            LoopCycles.Loop loop = loops.get(i);
+            for (int t : loop.exits) {
+                if (t == b) {
+                    exits.add(new VarInsnNode(Opcodes.ALOAD, slot));
+                    exits.add(new VarInsnNode(Opcodes.ILOAD, base));
+                    exits.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
+                    exits.add(loopShape(loop));
+                    exits.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopExit", "(" + TRACE_DESC + "IIIII)V", false));
+                    exits.add(new InsnNode(Opcodes.ICONST_0));
+                    exits.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
+                }
+            }
+        }
+        for (int i = 0; i < loops.size(); i++) {
+            LoopCycles.Loop loop = loops.get(i);
+            if (!loop.inCycle[b]) {
+                continue;
+            }
+            if (exits.size() > 0) {
+                code.insertBefore(at, exits);
+            }
+            InsnList p = new InsnList();
+            if (b == loop.header) {
+                p.add(new VarInsnNode(Opcodes.ALOAD, slot));
+                p.add(new VarInsnNode(Opcodes.ILOAD, base));
+                p.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
+                p.add(loopShape(loop));
+                p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopHead", "(" + TRACE_DESC + "IIIII)I", false));
+                p.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
+                p.add(new VarInsnNode(Opcodes.ALOAD, slot));
+                p.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
+                p.add(new VarInsnNode(Opcodes.ILOAD, mark));
+                p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopMark", "(" + TRACE_DESC + "II)I", false));
+                p.add(new VarInsnNode(Opcodes.ISTORE, mark));
+            } else {
+                p.add(new org.objectweb.asm.tree.IincInsnNode(counters + i, 1));
+            }
+            code.insertBefore(at, p);
+            return true;
+        }
+        if (exits.size() > 0) {
+            // Before the block's own probe, which the caller inserts before the same instruction.
+            code.insertBefore(at, exits);
+        }
+        return false;
+    }
+
+    /** A loop's constants for the runtime: the header's block index, back, and the cycle's mask (no pool constant). */
+    private static InsnList loopShape(LoopCycles.Loop loop) {
+        InsnList p = new InsnList();
+        p.add(pushInt(loop.header));
+        p.add(pushInt(loop.back()));
+        int mask = loop.mask;
+        if (mask <= Short.MAX_VALUE) {
+            p.add(pushInt(mask));
+        } else {
+            // Every int the instrumentation adds to the pool is taken for an event word and
+            // relocated (CachedClass.locateConstants): build it from two halves.
+            p.add(pushInt(mask >>> 13));
+            p.add(new org.objectweb.asm.tree.IntInsnNode(Opcodes.BIPUSH, 13));
+            p.add(new InsnNode(Opcodes.ISHL));
+            p.add(pushInt(mask & 0x1FFF));
+            p.add(new InsnNode(Opcodes.IOR));
+        }
+        return p;
+    }
+
     /** {@code aload S; iload B; push INDEX; invokestatic block(ThreadTrace, int, int)} (or blockChecked) */
     private static InsnList blockProbe(int slot, int base, int index, boolean checked) {
         InsnList p = new InsnList();
@@ -509,6 +619,11 @@ final class ProbeInserter {
 
     /** Frame locals with the state slots (S, then B) appended (TOP-padded: long and double take two slots). */
     private static List<Object> withState(List<Object> local, int slot) {
+        return withState(local, slot, 0);
+    }
+
+    /** With {@code ints} int locals after B too: the loop records' mark and counters. */
+    private static List<Object> withState(List<Object> local, int slot, int ints) {
         List<Object> out = new ArrayList<>(local == null ? 1 : local.size() + 1);
         int used = 0;
         if (local != null) {
@@ -523,11 +638,18 @@ final class ProbeInserter {
         }
         out.add(TRACE);
         out.add(Opcodes.INTEGER);
+        for (int i = 0; i < ints; i++) {
+            out.add(Opcodes.INTEGER);
+        }
         return out;
     }
 
     /** The frame at method entry, from the descriptor, with the state slot when {@code slot >= 0}. */
     private static FrameNode initialFrame(MethodNode mn, String owner, int slot, boolean withState) {
+        return initialFrame(mn, owner, slot, withState, 0);
+    }
+
+    private static FrameNode initialFrame(MethodNode mn, String owner, int slot, boolean withState, int ints) {
         List<Object> locals = new ArrayList<>();
         if ((mn.access & Opcodes.ACC_STATIC) == 0) {
             locals.add("<init>".equals(mn.name) ? Opcodes.UNINITIALIZED_THIS : owner);
@@ -544,7 +666,7 @@ final class ProbeInserter {
                 default: locals.add(t.getInternalName());
             }
         }
-        List<Object> all = withState ? withState(locals, slot) : locals;
+        List<Object> all = withState ? withState(locals, slot, ints) : locals;
         return new FrameNode(Opcodes.F_NEW, all.size(), all.toArray(), 0, new Object[0]);
     }
 

@@ -40,25 +40,58 @@ final class EntryBlocks {
     long first;
     /** First blocks implied by marked starts, over all streams. */
     long insertedTotal;
+    /** The last chunk counted: its marked starts and its loop records (its filter bits). */
+    int marked;
+    int records;
+    /** Loop records over all streams, and the events they stand for. */
+    long recordsTotal;
+    long loopEventsTotal;
 
     /**
      * Counts a chunk of {@code n} stored words of a stream that starts at stored position
      * {@code storedFirst}: sets {@link #events} and {@link #first}. Clock records waiting for
      * positions in it are added to {@code ready}, mapped.
      */
-    void count(int stream, int[] in, int n, long storedFirst, ClockRecords ready) {
+    void count(int stream, int[] in, int n, long storedFirst, int loopRecords, int loopEvents, ClockRecords ready) {
         Stream s = stream(stream);
         long base = s.inserted;
         first = storedFirst + base;
         int k = flagged(in, 0, n);
-        events = n + k;
+        // The thread counted its loop records and their events (ThreadTrace.putLoop).
+        long extra = loopEvents - 3L * loopRecords;
+        records = loopRecords;
+        recordsTotal += loopRecords;
+        loopEventsTotal += loopEvents;
+        marked = k;
+        events = (int) (n + k + extra);
         long storedEnd = storedFirst + n;
         if (!s.waiting.isEmpty()) {
             place(s, in, n, storedFirst, storedEnd, base, ready);
         }
-        s.inserted = base + k;
+        s.inserted = base + k + extra;
         s.storedEnd = storedEnd;
         insertedTotal += k;
+    }
+
+    private static final int LOOP_STEPS_MASK = (3 << EventLayout.TYPE_SHIFT) | (7 << EventLayout.SUBTYPE_SHIFT)
+            | EventLayout.LOOP_CYCLE_FLAG;
+    private static final int LOOP_STEPS_WORD = EventLayout.EXT_LOOP << EventLayout.SUBTYPE_SHIFT;
+
+    /**
+     * The events the loop records among {@code in[from, to)} stand for beyond their three words
+     * each (jbgui.instr.LoopCycles); negative for records of one or two steps. Branch-free like
+     * {@link #flagged}. Only for clock records inside a chunk ({@link #place}): a chunk's total
+     * comes from its thread.
+     */
+    static long loopExtra(int[] in, int from, int to) {
+        long extra = 0;
+        for (int i = from; i < to; i++) {
+            int w = in[i];
+            int x = (w & LOOP_STEPS_MASK) ^ LOOP_STEPS_WORD;
+            int is = ((x | -x) >> 31) + 1; // 1 when x == 0
+            extra += is * ((w & EventLayout.LOOP_STEPS_MAX) - 3);
+        }
+        return extra;
     }
 
     /**
@@ -106,7 +139,7 @@ final class EntryBlocks {
         for (int j = 0; j < due.size(); j++) {
             int upTo = (int) Math.max(0, Math.min(n, due.position(j) - storedFirst));
             if (upTo > i) {
-                added += flagged(in, i, upTo);
+                added += flagged(in, i, upTo) + (Config.loopRecords ? loopExtra(in, i, upTo) : 0);
                 i = upTo;
             }
             ready.addFrom(due, j, base + added);

@@ -36,8 +36,13 @@ public final class TraceWriter implements Runnable {
         final int flags;
         final boolean recycle;
         final long nanos;
+        final int records;
+        final int represented;
 
-        Events(int stream, int[] words, int count, long first, int flags, boolean recycle, long nanos) {
+        Events(int stream, int[] words, int count, long first, int flags, boolean recycle, long nanos, int records,
+               int represented) {
+            this.records = records;
+            this.represented = represented;
             this.stream = stream;
             this.words = words;
             this.count = count;
@@ -127,8 +132,9 @@ public final class TraceWriter implements Runnable {
     /** The runtime's way to this writer (runtime does not depend on output: {@link TraceSink}). */
     private static final TraceSink SINK = new TraceSink() {
         @Override public int[] takeBuffer(int size) { return TraceWriter.takeBuffer(size); }
-        @Override public void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle) {
-            TraceWriter.submitEvents(stream, words, count, first, flags, recycle);
+        @Override public void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle,
+                                           int records, int represented) {
+            TraceWriter.submitEvents(stream, words, count, first, flags, recycle, records, represented);
         }
         @Override public void threadStarted(ThreadTrace trace, Thread thread) { TraceWriter.threadStarted(trace, thread); }
         @Override public void loaderSeen(int id, String description) { TraceWriter.loaderSeen(id, description); }
@@ -252,6 +258,12 @@ public final class TraceWriter implements Runnable {
      * wait for the writer (back-pressure), except on the writer thread itself.
      */
     public static void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle) {
+        submitEvents(stream, words, count, first, flags, recycle, 0, 0);
+    }
+
+    /** With the {@code records} loop records among the words, which stand for {@code represented} events. */
+    public static void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle,
+                                    int records, int represented) {
         if (stopped) {
             throw new IllegalStateException("trace writer stopped");
         }
@@ -273,7 +285,7 @@ public final class TraceWriter implements Runnable {
             }
             inFlightBytes += bytes;
         }
-        QUEUE.add(new Events(stream, words, count, first, flags, recycle, System.nanoTime()));
+        QUEUE.add(new Events(stream, words, count, first, flags, recycle, System.nanoTime(), records, represented));
     }
 
     /** Thread.isVirtual (JDK 21+), looked up once at start-up; null on JDK 17. */
@@ -460,11 +472,12 @@ public final class TraceWriter implements Runnable {
         long first = ev.first;
         ClockRecords ready = READY;
         if (!shared) {
-            ENTRY_BLOCKS.count(ev.stream, ev.words, ev.count, ev.first, ready);
+            ENTRY_BLOCKS.count(ev.stream, ev.words, ev.count, ev.first, ev.records, ev.represented, ready);
             count = ENTRY_BLOCKS.events;
             first = ENTRY_BLOCKS.first;
         }
-        int filterBits = count > ev.count ? EventLayout.FILTER_ENTRY_BLOCKS : 0;
+        int filterBits = shared ? 0 : (ENTRY_BLOCKS.marked > 0 ? EventLayout.FILTER_ENTRY_BLOCKS : 0)
+                | (ENTRY_BLOCKS.records > 0 ? EventLayout.FILTER_LOOPS : 0);
         int written = DISCARD ? 0 : ENCODER.writeChunk(out, ev.words, ev.count, count, first, ev.flags, filterBits);
         encodeNanos += System.nanoTime() - began;
         events += count;
@@ -606,7 +619,8 @@ public final class TraceWriter implements Runnable {
                 agentLog.write("info: writer encoded " + chunks + " chunks (" + events + " events) in "
                         + encodeNanos / 1_000_000 + " ms; recording threads waited for it " + waits + " times, "
                         + waitNanos / 1_000_000 + " ms in all; " + ENTRY_BLOCKS.insertedTotal
-                        + " of them first blocks implied by their method's start\n");
+                        + " of them first blocks implied by their method's start, " + ENTRY_BLOCKS.loopEventsTotal
+                        + " steps of loops in " + ENTRY_BLOCKS.recordsTotal + " loop records\n");
             }
             for (OutputStream out : STREAMS) {
                 if (out != null) {

@@ -23,6 +23,8 @@ public final class Config {
      * is on). When not (level=method, mode 1, elide=off), the writer does not look for marks.
      */
     public static boolean entryMarks = true;
+    /** Whether probes may store loop records (jbgui.instr.LoopCycles); when not, the writer does not look for them. */
+    public static boolean loopRecords = true;
     /** Clock sampler period in microseconds; 0 turns the sampler off. */
     public static int clockPeriodMicros = 0;
     /** Bytes of event buffers that may wait for the writer before recording threads block. */

@@ -7,7 +7,7 @@ package jbgui.runtime;
 public final class EventLayout {
     private EventLayout() {}
 
-    public static final int FORMAT_VERSION = 2;
+    public static final int FORMAT_VERSION = 3;
 
     // Event word: 2-bit type | 19-bit method id | 11-bit block index (JBInsTrace, Figure 2).
     public static final int TYPE_SHIFT = 30;
@@ -27,6 +27,25 @@ public final class EventLayout {
     public static final int EXT_EXCEPTION_EXIT = 2;
     public static final int EXT_THREAD_SWITCH = 3;
     public static final int EXT_THROWABLE = 4;
+    /**
+     * A loop record (format version 3, jbgui.instr.LoopCycles): three words that stand for the
+     * block events of a loop's steps. {@code extended(EXT_LOOP, back << LOOP_STEPS_BITS | steps)},
+     * the header's block word, {@code extended(EXT_LOOP, LOOP_CYCLE_FLAG | mask)}: the loop ran
+     * {@code steps} blocks of its cycle from the header on, the cycle being the blocks
+     * {@code lo + k} (lo = header - back) for the bits k of mask, ascending, rotated to start at
+     * the header. Only in payloads with FILTER_LOOPS, which readers expand.
+     */
+    public static final int EXT_LOOP = 5;
+    public static final int LOOP_STEPS_BITS = 20;
+    public static final int LOOP_STEPS_MAX = (1 << LOOP_STEPS_BITS) - 1;
+    public static final int LOOP_CYCLE_FLAG = 1 << 26;
+    public static final int LOOP_SPAN_MAX = 26;
+    /**
+     * A thread hands its buffer over once its loop records stand for this many events, so that a
+     * chunk never stands for more than BUFFER_MAX_EVENTS + 2 * LOOP_REPRESENTED_MAX events (readers
+     * refuse chunks of over 4 M).
+     */
+    public static final int LOOP_REPRESENTED_MAX = 1 << 20;
 
     public static final int MAX_METHOD_ID = (1 << METHOD_BITS) - 1;
     public static final int BLOCKS_PER_PAGE = 1 << BLOCK_BITS;
@@ -48,6 +67,8 @@ public final class EventLayout {
      * receiver word, where one follows); the chunk's event count counts the words after that.
      */
     public static final int FILTER_ENTRY_BLOCKS = 2;
+    /** A bit of the filter byte: the payload holds loop records (EXT_LOOP), which readers expand. */
+    public static final int FILTER_LOOPS = 4;
     public static final int CHUNK_FLAG_LAST = 1;
     public static final int CHUNK_FLAG_FINAL_FLUSH = 2;
     public static final int CHUNK_FLAG_LOST_BEFORE = 4;
@@ -117,6 +138,16 @@ public final class EventLayout {
     /** The exception-exit word of the method whose start word is {@code start}. */
     public static int exceptionExitFromStart(int start) {
         return (EXT_EXCEPTION_EXIT << SUBTYPE_SHIFT) | ((start >>> METHOD_SHIFT) & MAX_METHOD_ID);
+    }
+
+    /** The first word of a loop record: {@code steps} steps of the cycle, whose header is {@code back} above its lowest block. */
+    public static int loopSteps(int steps, int back) {
+        return extended(EXT_LOOP, (back << LOOP_STEPS_BITS) | steps);
+    }
+
+    /** The third word of a loop record: the cycle's blocks as a mask over its span. */
+    public static int loopCycle(int mask) {
+        return extended(EXT_LOOP, LOOP_CYCLE_FLAG | mask);
     }
 
     public static int extended(int subtype, int value) {

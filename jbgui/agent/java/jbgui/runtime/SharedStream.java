@@ -55,7 +55,7 @@ final class SharedStream {
             return;
         }
         try {
-            TraceSink.current().submitEvents(0, buf, pos, base, flags, true);
+            TraceSink.current().submitEvents(0, buf, pos, base, flags, true, 0, 0);
             buf = TraceSink.current().takeBuffer(EventLayout.BUFFER_MAX_EVENTS);
         } catch (Throwable e) {
             // Lost: the next chunk's first index shows the gap.

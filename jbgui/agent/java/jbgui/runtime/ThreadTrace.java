@@ -47,6 +47,14 @@ public final class ThreadTrace {
     int hookDepth;
     long lost;
     boolean lostBefore;
+    /**
+     * The loop records in {@link #buf} and the events they stand for (EventLayout.LOOP_REPRESENTED_MAX),
+     * passed with the buffer: the writer would otherwise scan every word for them.
+     */
+    int represented;
+    int records;
+    /** Buffers handed over so far: with {@link #pos}, a place in the stream (Tracer.loopMark). */
+    int handoffs;
     /** Set by the final flush: nothing this thread records afterwards reaches the trace. */
     boolean closed;
     private final Class<?>[] receiverKeys;
@@ -207,11 +215,92 @@ public final class ThreadTrace {
         put(second);
     }
 
+    /**
+     * A loop record (EventLayout.EXT_LOOP) at the end of the buffer: {@code steps} steps of the
+     * cycle {@code mask} whose header's block word is {@code header}. Hands the buffer over when
+     * full or when its records stand for LOOP_REPRESENTED_MAX events, which bounds a chunk's events.
+     */
+    void putLoop(int steps, int header, int back, int mask) {
+        int p = pos;
+        ThreadObjects.store(buf, p, EventLayout.loopSteps(steps, back));
+        ThreadObjects.store(buf, p + 1, header);
+        ThreadObjects.store(buf, p + 2, EventLayout.loopCycle(mask));
+        pos = p + 3;
+        records++;
+        if ((represented += steps) >= EventLayout.LOOP_REPRESENTED_MAX || p + 3 >= limit) {
+            overflow();
+        }
+    }
+
+    /** The block words of a loop's first {@code steps} (at most 3) steps, which a record would stand for. */
+    void putSteps(int steps, int header, int back, int mask) {
+        int lo = header - back;
+        int k = back;
+        int p = pos;
+        for (int s = 0; s < steps; s++) {
+            ThreadObjects.store(buf, p + s, lo + k);
+            int higher = mask & -(2 << k);   // the cycle's blocks after block lo + k
+            k = Integer.numberOfTrailingZeros(higher != 0 ? higher : mask);
+        }
+        pos = p + steps;
+        if (p + steps >= limit) {
+            overflow();
+        }
+    }
+
+    /**
+     * A loop record that belongs at {@code mark} (Tracer.loopMark), before what the thread recorded
+     * since: the constructor of an implicit exception thrown in the loop, which ran before the
+     * exception-exit handler could store the record. When the buffer was handed over since (that
+     * constructor recorded more than the buffer held), the record goes at the end, after those
+     * events, and the log says so.
+     */
+    void putLoopAt(int mark, int steps, int header, int back, int mask) {
+        int at = mark & MARK_POSITION;
+        int p = pos;
+        if ((mark >>> MARK_SHIFT) != (handoffs & MARK_EPOCHS) || at > p || p + 3 > buf.length || closed) {
+            if (!closed && at != p) {
+                guard++;
+                try {
+                    TraceSink.current().log("warning: thread " + index
+                            + ": a loop record follows the events of the exception thrown in it");
+                } catch (Throwable ignored) {
+                    // Only the warning is lost.
+                } finally {
+                    guard--;
+                }
+            }
+            putLoop(steps, header, back, mask);
+            return;
+        }
+        System.arraycopy(buf, at, buf, at + 3, p - at);
+        buf[at] = EventLayout.loopSteps(steps, back);
+        buf[at + 1] = header;
+        buf[at + 2] = EventLayout.loopCycle(mask);
+        pos = p + 3;
+        records++;
+        if ((represented += steps) >= EventLayout.LOOP_REPRESENTED_MAX || p + 3 >= limit) {
+            overflow();
+        }
+    }
+
+    /** A place in the stream: the buffer's position, and which buffer (Tracer.loopMark). */
+    int mark() {
+        return (handoffs << MARK_SHIFT) | pos;
+    }
+
+    /** A buffer's position fits 17 bits (BUFFER_MAX_EVENTS plus the slack); the rest counts buffers, modulo. */
+    static final int MARK_SHIFT = 17;
+    static final int MARK_POSITION = (1 << MARK_SHIFT) - 1;
+    static final int MARK_EPOCHS = (1 << (32 - MARK_SHIFT)) - 1;
+
     /** The buffer is full: hand it over (mode 2) or pass the one event on (mode 1). */
     @DontInline
     void overflow() {
         if (closed) {
             pos = 0;
+            represented = 0;
+            records = 0;
             return;
         }
         if (SHARED) {
@@ -248,9 +337,12 @@ public final class ThreadTrace {
             int flags = lostBefore ? EventLayout.CHUNK_FLAG_LOST_BEFORE : 0;
             int nextSize = Math.min(full.length * 2, EventLayout.BUFFER_MAX_EVENTS);
             int[] next = fromOutside ? full : TraceSink.current().takeBuffer(nextSize);
-            TraceSink.current().submitEvents(index, full, n, base, flags, !fromOutside);
+            TraceSink.current().submitEvents(index, full, n, base, flags, !fromOutside, records, represented);
             base += n;
             pos = 0;
+            represented = 0;
+            records = 0;
+            handoffs++;
             buf = next;
             limit = limitOf(next);
             lostBefore = false;
@@ -259,6 +351,9 @@ public final class ThreadTrace {
             lost += n;
             base += n;
             pos = 0;
+            represented = 0;
+            records = 0;
+            handoffs++;
             lostBefore = true;
         } finally {
             guard--;
@@ -269,6 +364,9 @@ public final class ThreadTrace {
         lost += n;
         base += n;
         pos = 0;
+        represented = 0;
+        records = 0;
+        handoffs++;
         lostBefore = true;
         TraceSink.current().log("error: thread " + index + " wrote " + n + " events between two buffer tests, more than "
                 + buf.length + "; they are lost");
@@ -326,7 +424,7 @@ public final class ThreadTrace {
                 int flags = EventLayout.CHUNK_FLAG_FINAL_FLUSH | (alive ? 0 : EventLayout.CHUNK_FLAG_LAST)
                         | (lostBefore ? EventLayout.CHUNK_FLAG_LOST_BEFORE : 0);
                 int[] copy = java.util.Arrays.copyOf(buf, n);
-                TraceSink.current().submitEvents(index, copy, n, base, flags, false);
+                TraceSink.current().submitEvents(index, copy, n, base, flags, false, records, represented);
                 base += n;
             }
             pos = 0;

@@ -15,7 +15,7 @@ public interface TraceSink {
     int[] takeBuffer(int size);
 
     /** {@code count} event words of stream {@code stream}, the first at index {@code first}. */
-    void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle);
+    void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle, int records, int represented);
 
     /** A thread was registered: describe it in the thread table. */
     void threadStarted(ThreadTrace trace, Thread thread);
@@ -52,7 +52,8 @@ public interface TraceSink {
     /** Before a recording starts: buffers are handed out, nothing is kept. */
     final class Discard implements TraceSink {
         @Override public int[] takeBuffer(int size) { return new int[size]; }
-        @Override public void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle) {}
+        @Override public void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle,
+                                           int records, int represented) {}
         @Override public void threadStarted(ThreadTrace trace, Thread thread) {}
         @Override public void loaderSeen(int id, String description) {}
         @Override public void classSeenLate(int id, String name, int loaderId, String loader, boolean hidden,

@@ -258,6 +258,52 @@ public final class Tracer {
         }
     }
 
+    /**
+     * A loop's header (jbgui.instr.LoopCycles): one more step of the loop, counted in the frame's
+     * local instead of stored. Near LOOP_STEPS_MAX steps the record is stored and counting starts
+     * again with this step: the cycle's other blocks (fewer than LOOP_SPAN_MAX) count on after the
+     * header, and a record must not exceed LOOP_STEPS_MAX. Returns the new count.
+     */
+    public static int loopHead(ThreadTrace t, int start, int steps, int header, int back, int mask) {
+        if (steps < EventLayout.LOOP_STEPS_MAX - EventLayout.LOOP_SPAN_MAX) {
+            return steps + 1;
+        }
+        t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
+        return 1;
+    }
+
+    /**
+     * Where a loop's pending record belongs should the loop be left by an exception
+     * (ThreadTrace.mark): taken when a record begins (a count of 1, after {@link #loopHead}), and
+     * {@code mark} kept otherwise, so that the steps in between read no field.
+     */
+    public static int loopMark(ThreadTrace t, int steps, int mark) {
+        return steps == 1 ? t.mark() : mark;
+    }
+
+    /**
+     * Where a loop is left (a block it exits to): its pending steps' record, if any. Up to three
+     * steps are stored as their block words, which take no more room than a record and need no
+     * expanding: a loop that ran once or not at all is common (half of javac's records were).
+     */
+    public static void loopExit(ThreadTrace t, int start, int steps, int header, int back, int mask) {
+        if (steps != 0) {
+            if (steps <= 3) {
+                t.putSteps(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
+            } else {
+                t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
+            }
+        }
+    }
+
+    /** The exception-exit handler: a loop's pending steps' record, before the exception's own events. */
+    @DontInline
+    public static void loopThrown(ThreadTrace t, int start, int steps, int mark, int header, int back, int mask) {
+        if (steps != 0 && t != null) {
+            t.putLoopAt(mark, steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
+        }
+    }
+
     /** Before a return: the method's end (ThreadTrace.put, written out here), which tests for a full buffer. */
     public static void exit(ThreadTrace t, int start) {
         if (END) {

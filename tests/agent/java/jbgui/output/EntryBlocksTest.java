@@ -55,7 +55,7 @@ class EntryBlocksTest {
         e.clock(1, 1, 90, EventLayout.CLOCK_FLAG_EXACT, ready);  // comes later, earlier position
         assertEquals(0, ready.size());
         int[] chunk = {MARKED, BLOCK, MARKED, RECEIVER, END, END};
-        e.count(1, chunk, chunk.length, 0, ready);
+        e.count(1, chunk, chunk.length, 0, 0, 0, ready);
         assertEquals(8, e.events);
         assertEquals(0, e.first);
         // sorted by position; position 1 follows one marked start, position 3 two
@@ -65,10 +65,10 @@ class EntryBlocksTest {
         assertArrayEquals(new long[] {8}, positions(ready));
         // the next chunk starts after the inserted words; another thread's stream is its own
         int[] next = {BLOCK, MARKED};
-        e.count(1, next, next.length, 6, ready);
+        e.count(1, next, next.length, 6, 0, 0, ready);
         assertEquals(8, e.first);
         assertEquals(3, e.events);
-        e.count(2, next, next.length, 0, ready);
+        e.count(2, next, next.length, 0, 0, 0, ready);
         assertEquals(0, e.first);
         assertEquals(8 + 3, e.written(1, 8));
         assertEquals(2 + 1, e.written(2, 2));
@@ -81,7 +81,7 @@ class EntryBlocksTest {
         EntryBlocks e = new EntryBlocks();
         ClockRecords ready = new ClockRecords();
         int[] chunk = {MARKED, END};
-        e.count(70, chunk, chunk.length, 0, ready);   // beyond the first table of streams
+        e.count(70, chunk, chunk.length, 0, 0, 0, ready);   // beyond the first table of streams
         e.clock(70, 50, 1, EventLayout.CLOCK_FLAG_EXACT, ready);
         e.clock(70, 40, 2, EventLayout.CLOCK_FLAG_EXACT, ready);
         assertEquals(0, ready.size());

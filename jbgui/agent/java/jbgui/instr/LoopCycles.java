@@ -1,0 +1,325 @@
+package jbgui.instr;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.objectweb.asm.Handle;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.ConstantDynamic;
+import org.objectweb.asm.tree.AbstractInsnNode;
+import org.objectweb.asm.tree.FieldInsnNode;
+import org.objectweb.asm.tree.LabelNode;
+import org.objectweb.asm.tree.LdcInsnNode;
+import org.objectweb.asm.tree.MethodNode;
+import org.objectweb.asm.tree.TryCatchBlockNode;
+
+import jbgui.runtime.EventLayout;
+
+/**
+ * Tight loops whose blocks the probes count instead of recording one event per step (agent option
+ * {@code loops}; docs/loop-events.md). Such a loop's blocks increment a local; when the loop is
+ * left, one loop record (three words, EventLayout.EXT_LOOP) stands for all their events, and
+ * readers write those events back (jbgui/model/format/entry_blocks.py): they see the words a probe
+ * per block would have stored. A tight loop stored a word per step, and C2 kept that store (and the
+ * buffer's position) in the loop, so such loops stopped vectorising: 29% of the compute kernel's
+ * events and 16% of jEdit's start-up are steps of loops like these.
+ *
+ * <p>A loop qualifies when:
+ * <ul>
+ * <li>it is a natural loop whose body is one path: each of its blocks has exactly one successor in
+ *     the body, and following them from the header visits every body block and comes back; every
+ *     other edge leaves the loop. So the order of its blocks is known, and the record need only
+ *     say how many steps ran (and a step may stop mid-cycle, at an exit or an exception);</li>
+ * <li>only the header is entered from outside the body, so counting starts at the header;</li>
+ * <li>the path visits its blocks in ascending order once rotated to its lowest block, and spans at
+ *     most {@link EventLayout#LOOP_SPAN_MAX} blocks: the record then gives the cycle as a mask;</li>
+ * <li>nothing in it can put an event on the thread between two of its steps: no invoke, no
+ *     allocation of an object or object array, no static field (class initialisation), no class
+ *     constant, cast or {@code instanceof} (class loading), no monitor, no {@code athrow}, fields
+ *     only of the method's own class (already loaded). An implicit exception (an array index, a
+ *     division, a null) runs its constructor, which is traced: the exception-exit handler then puts
+ *     the record before that constructor's events (Tracer.loopThrown);</li>
+ * <li>no handler of the program covers it and the exception-exit handler covers all of it, so
+ *     the only way out by exception is that handler, which stores the record;</li>
+ * <li>the method has no code in a range covering its own handler (deferred block events,
+ *     ProbeInserter) and no jsr/ret.</li>
+ * </ul>
+ * Blocks reached by leaving the loop (exit targets) store the pending record before their own
+ * event; they may sit inside the loop's span of code (a {@code return} in the loop's body).
+ */
+final class LoopCycles {
+    private LoopCycles() {}
+
+    /** At most this many loops per method get a counter (a local each). */
+    static final int MAX_LOOPS = 64;
+
+    /** One qualifying loop. */
+    static final class Loop {
+        /** The header's block index: counting starts there. */
+        final int header;
+        /** The cycle's lowest block index. */
+        final int lo;
+        /** Bit k: block lo + k is on the cycle. */
+        final int mask;
+        /** The cycle's blocks. */
+        final boolean[] inCycle;
+        /** Blocks outside the cycle that an edge from it reaches. */
+        final int[] exits;
+
+        Loop(int header, int lo, int mask, boolean[] inCycle, int[] exits) {
+            this.header = header;
+            this.lo = lo;
+            this.mask = mask;
+            this.inCycle = inCycle;
+            this.exits = exits;
+        }
+
+        /** How far the header is above the cycle's lowest block (the record's {@code back}). */
+        int back() {
+            return header - lo;
+        }
+    }
+
+    /**
+     * The qualifying loops of a method, disjoint.
+     *
+     * @param covered per instruction: whether the exception-exit handler covers it
+     */
+    static List<Loop> find(MethodNode mn, String owner, BlockAnalysis ba, boolean[] covered) {
+        List<Loop> loops = new ArrayList<>();
+        int n = ba.blockCount();
+        if (n < 1 || n > Short.MAX_VALUE) {
+            return loops;
+        }
+        for (AbstractInsnNode insn : ba.insns) {
+            if (insn.getOpcode() == Opcodes.JSR || insn.getOpcode() == Opcodes.RET) {
+                return loops;
+            }
+        }
+        for (boolean self : ProbeInserter.selfCovered(mn, ba)) {
+            if (self) {
+                return loops;
+            }
+        }
+        int[][] succ = successors(ba);
+        boolean[] handled = new boolean[n];   // a program's handler starts there or covers it
+        for (TryCatchBlockNode tc : mn.tryCatchBlocks) {
+            int from = ba.labelIndex.get(tc.start);
+            int to = ba.labelIndex.get(tc.end);
+            for (int i = from; i < to && i < ba.insns.length; i++) {
+                handled[ba.blockOf[i]] = true;
+            }
+            int h = ba.labelIndex.get(tc.handler);
+            if (h < ba.insns.length) {
+                handled[ba.blockOf[h]] = true;
+            }
+        }
+        boolean[] used = new boolean[n];
+        for (int head = 0; head < n && loops.size() < MAX_LOOPS; head++) {
+            Loop loop = loopAt(mn, owner, ba, covered, succ, handled, used, head);
+            if (loop != null) {
+                loops.add(loop);
+                for (int b = 0; b < n; b++) {
+                    used[b] |= loop.inCycle[b];
+                }
+            }
+        }
+        return loops;
+    }
+
+    private static Loop loopAt(MethodNode mn, String owner, BlockAnalysis ba, boolean[] covered, int[][] succ,
+                               boolean[] handled, boolean[] used, int head) {
+        int n = succ.length;
+        // The back edges' sources: blocks at or after the header that jump to it.
+        boolean[] body = new boolean[n];
+        List<Integer> todo = new ArrayList<>();
+        for (int s = head; s < n; s++) {
+            for (int t : succ[s]) {
+                if (t == head && !body[s]) {
+                    body[s] = true;
+                    todo.add(s);
+                }
+            }
+        }
+        if (todo.isEmpty()) {
+            return null;
+        }
+        // The natural loop: everything that reaches a back edge's source without passing the header.
+        int[][] pred = predecessors(succ);
+        body[head] = true;
+        while (!todo.isEmpty()) {
+            int b = todo.remove(todo.size() - 1);
+            if (b == head) {
+                continue;
+            }
+            for (int p : pred[b]) {
+                if (!body[p]) {
+                    body[p] = true;
+                    todo.add(p);
+                }
+            }
+        }
+        int lo = n;
+        int hi = -1;
+        int size = 0;
+        for (int b = 0; b < n; b++) {
+            if (body[b]) {
+                lo = Math.min(lo, b);
+                hi = Math.max(hi, b);
+                size++;
+                if (used[b] || handled[b]) {
+                    return null;
+                }
+            }
+        }
+        if (hi - lo >= EventLayout.LOOP_SPAN_MAX || head > Short.MAX_VALUE) {
+            return null;
+        }
+        // One path: every body block has exactly one successor in the body; from the header they
+        // visit every body block and return to it.
+        int[] next = new int[n];
+        for (int b = lo; b <= hi; b++) {
+            if (!body[b]) {
+                continue;
+            }
+            int inside = -1;
+            for (int t : succ[b]) {
+                if (body[t]) {
+                    if (inside >= 0 && inside != t) {
+                        return null;
+                    }
+                    inside = t;
+                }
+            }
+            if (inside < 0) {
+                return null;
+            }
+            next[b] = inside;
+        }
+        int steps = 0;
+        int descents = 0;
+        int b = head;
+        do {
+            if (next[b] <= b) {
+                descents++;
+            }
+            b = next[b];
+            steps++;
+        } while (b != head && steps <= size);
+        if (b != head || steps != size || descents != 1) {
+            return null;
+        }
+        // Entered only at the header.
+        for (int p = 0; p < n; p++) {
+            if (body[p]) {
+                continue;
+            }
+            for (int t : succ[p]) {
+                if (body[t] && t != head) {
+                    return null;
+                }
+            }
+        }
+        // Nothing inside that could record an event; all of it under the exception-exit handler.
+        for (int k = lo; k <= hi; k++) {
+            if (!body[k]) {
+                continue;
+            }
+            for (int i = ba.blockStarts[k]; i < ba.blockEnd(k); i++) {
+                if (!covered[i] || !quiet(ba.insns[i], owner)) {
+                    return null;
+                }
+            }
+        }
+        List<Integer> exits = new ArrayList<>();
+        int mask = 0;
+        for (int k = lo; k <= hi; k++) {
+            if (!body[k]) {
+                continue;
+            }
+            mask |= 1 << (k - lo);
+            for (int t : succ[k]) {
+                if (!body[t] && !exits.contains(t)) {
+                    exits.add(t);
+                }
+            }
+        }
+        int[] exitArray = new int[exits.size()];
+        for (int i = 0; i < exitArray.length; i++) {
+            exitArray[i] = exits.get(i);
+        }
+        return new Loop(head, lo, mask, body, exitArray);
+    }
+
+    /** Whether an instruction runs without putting an event on the thread (see the class comment). */
+    static boolean quiet(AbstractInsnNode insn, String owner) {
+        int op = insn.getOpcode();
+        switch (op) {
+            case Opcodes.INVOKEVIRTUAL: case Opcodes.INVOKESPECIAL: case Opcodes.INVOKESTATIC:
+            case Opcodes.INVOKEINTERFACE: case Opcodes.INVOKEDYNAMIC:
+            case Opcodes.NEW: case Opcodes.ANEWARRAY: case Opcodes.MULTIANEWARRAY:
+            case Opcodes.GETSTATIC: case Opcodes.PUTSTATIC:
+            case Opcodes.CHECKCAST: case Opcodes.INSTANCEOF:
+            case Opcodes.MONITORENTER: case Opcodes.MONITOREXIT:
+            case Opcodes.ATHROW: case Opcodes.JSR: case Opcodes.RET:
+                return false;
+            case Opcodes.GETFIELD: case Opcodes.PUTFIELD:
+                return ((FieldInsnNode) insn).owner.equals(owner);
+            case Opcodes.LDC: {
+                Object c = ((LdcInsnNode) insn).cst;
+                return !(c instanceof Type || c instanceof Handle || c instanceof ConstantDynamic);
+            }
+            default:
+                return true;
+        }
+    }
+
+    /** Each block's successors by normal control flow (jumps, switches, falling through). */
+    static int[][] successors(BlockAnalysis ba) {
+        int n = ba.blockCount();
+        int[][] succ = new int[n][];
+        for (int b = 0; b < n; b++) {
+            List<Integer> out = new ArrayList<>();
+            AbstractInsnNode last = ba.insns[ba.blockEnd(b) - 1];
+            for (LabelNode l : BlockAnalysis.branchTargets(last)) {
+                int t = ba.labelIndex.get(l);
+                if (t < ba.insns.length && !out.contains(ba.blockOf[t])) {
+                    out.add(ba.blockOf[t]);
+                }
+            }
+            int op = last.getOpcode();
+            boolean falls = !BlockAnalysis.endsFlow(op) && op != Opcodes.GOTO
+                    && op != Opcodes.TABLESWITCH && op != Opcodes.LOOKUPSWITCH;
+            if (falls && b + 1 < n && !out.contains(b + 1)) {
+                out.add(b + 1);
+            }
+            succ[b] = new int[out.size()];
+            for (int i = 0; i < succ[b].length; i++) {
+                succ[b][i] = out.get(i);
+            }
+        }
+        return succ;
+    }
+
+    private static int[][] predecessors(int[][] succ) {
+        int n = succ.length;
+        int[] count = new int[n];
+        for (int[] s : succ) {
+            for (int t : s) {
+                count[t]++;
+            }
+        }
+        int[][] pred = new int[n][];
+        for (int b = 0; b < n; b++) {
+            pred[b] = new int[count[b]];
+            count[b] = 0;
+        }
+        for (int b = 0; b < n; b++) {
+            for (int t : succ[b]) {
+                pred[t][count[t]++] = b;
+            }
+        }
+        return pred;
+    }
+}

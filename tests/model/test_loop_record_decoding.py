@@ -1,0 +1,313 @@
+"""Decoding chunks whose loop records stand for the block events of a loop's steps (FILTER_LOOPS,
+format version 3).
+
+Hand-written payloads (kernel unit tests and malformed input), and random well-formed records
+against a plain-Python expansion of docs/trace-format.md's rule.
+"""
+
+from __future__ import annotations
+
+import struct
+import tracemalloc
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zstandard
+
+from jbgui.model import layout
+from jbgui.model.format.chunks import MAX_CHUNK_EVENTS, Status, StreamReader, decode_payload
+
+LOOPS = layout.FILTER_LOOPS
+ENTRY = layout.FILTER_ENTRY_BLOCKS
+PLANES = layout.FILTER_BYTE_PLANES
+MARK = layout.START_ENTRY_IMPLIED
+START5, END5, START6 = layout.method_start(5), layout.method_end(5), layout.method_start(6)
+RECEIVER7 = layout.extended(layout.EXT_RECEIVER, 7)
+H = layout.block(5, 10)   # a loop header in the middle of method 5's blocks
+
+
+def steps_word(steps: int, back: int) -> int:
+    return layout.extended(layout.EXT_LOOP, (back << layout.LOOP_STEPS_BITS) | steps)
+
+
+def cycle_word(*bits: int) -> int:
+    return layout.extended(layout.EXT_LOOP, layout.LOOP_CYCLE_FLAG | sum(1 << k for k in bits))
+
+
+def record(header: int, steps: int, back: int, *bits: int) -> list[int]:
+    return [steps_word(steps, back), header, cycle_word(*bits)]
+
+
+def planes(words: list[int]) -> bytes:
+    """Byte k of every word, then byte k + 1 (filter FILTER_BYTE_PLANES, as the recorder writes it)."""
+    return np.asarray(words, "<u4").view(np.uint8).reshape(len(words), 4).T.copy().tobytes()
+
+
+def decode(words: list[int], count: int, filt: int = LOOPS) -> list[int]:
+    return decode_payload(np.asarray(words, "<u4").tobytes(), layout.CODEC_NONE, filt, count).tolist()
+
+
+def reference(words: list[int], entry: bool) -> list[int]:
+    """The events ``words`` stand for, by the rule in docs/trace-format.md, one word at a time."""
+    out: list[int] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w >> layout.SUBTYPE_SHIFT == layout.EXT_LOOP:   # type 0, subtype EXT_LOOP
+            value, header, mask = w & layout.VALUE_MASK, words[i + 1], words[i + 2] & ((1 << layout.LOOP_SPAN_MAX) - 1)
+            steps, back = value & layout.LOOP_STEPS_MAX, value >> layout.LOOP_STEPS_BITS
+            lo = header - back
+            blocks = [lo + k for k in range(layout.LOOP_SPAN_MAX) if mask >> k & 1]
+            at = blocks.index(header)
+            cycle = blocks[at:] + blocks[:at]
+            out += [cycle[s % len(cycle)] for s in range(steps)]
+            i += 3
+        elif entry and w >> layout.TYPE_SHIFT == layout.TYPE_METHOD_START and w & MARK:
+            out.append(w & ~MARK)
+            if i + 1 < len(words) and words[i + 1] >> layout.SUBTYPE_SHIFT == layout.EXT_RECEIVER:
+                i += 1
+                out.append(words[i])
+            out.append((w & ~(MARK | layout.START_RECEIVER_OWN)) + layout.BLOCK_FROM_START)
+            i += 1
+        else:
+            out.append(w)
+            i += 1
+    return out
+
+
+# ------------------------------------------------------------------------------- the constants
+
+def test_the_record_s_fields_fit_their_words():
+    assert (layout.FORMAT_VERSION, layout.READABLE_FORMAT_VERSIONS) == (3, (1, 2, 3))
+    assert layout.FILTER_LOOPS & (layout.FILTER_BYTE_PLANES | layout.FILTER_ENTRY_BLOCKS) == 0
+    assert layout.EXT_LOOP == 5 and layout.EXT_LOOP <= layout.SUBTYPE_MASK
+    # steps (bits 0-19), back (bits 20-25), the cycle flag (bit 26), all inside the 27-bit value
+    assert layout.LOOP_STEPS_MAX == (1 << 20) - 1 and layout.LOOP_CYCLE_FLAG == 1 << 26
+    assert ((layout.LOOP_SPAN_MAX - 1) << layout.LOOP_STEPS_BITS | layout.LOOP_STEPS_MAX) < layout.LOOP_CYCLE_FLAG
+    assert (1 << layout.LOOP_SPAN_MAX) - 1 < layout.LOOP_CYCLE_FLAG <= layout.VALUE_MASK
+    assert steps_word(7, 1) == (5 << 27) | (1 << 20) | 7
+    assert cycle_word(0, 1, 3) == (5 << 27) | (1 << 26) | 0b1011
+
+
+# ------------------------------------------------------------------------------- expansion
+
+def test_the_example_of_the_format_document():
+    # bits {0, 1, 3}, back 1: blocks lo+1 (= H), lo+3, lo+0
+    words = [START5, *record(H, 7, 1, 0, 1, 3), END5]
+    cycle = [H, H + 2, H - 1]
+    assert decode(words, 9) == [START5, *cycle, *cycle, H, END5]
+
+
+def test_a_cycle_of_one_block():
+    assert decode(record(H, 5, 0, 0), 5) == [H] * 5
+    # the header may sit anywhere in the span, here at its top
+    assert decode(record(H, 3, 25, 25), 3) == [H] * 3
+
+
+def test_a_cycle_of_two_blocks_with_the_header_in_the_middle_of_the_span():
+    # bits {1, 3}, back 3: H = lo + 3, then around to lo + 1 = H - 2
+    assert decode(record(H, 5, 3, 1, 3), 5) == [H, H - 2, H, H - 2, H]
+
+
+def test_a_longer_cycle_that_stops_in_its_middle():
+    # bits {0, 2, 4, 7}, back 2: H = lo + 2, lo + 4, lo + 7, then lo + 0
+    cycle = [H, H + 2, H + 5, H - 2]
+    assert decode(record(H, 6, 2, 0, 2, 4, 7), 6) == cycle + cycle[:2]
+    assert decode(record(H, 4, 2, 0, 2, 4, 7), 4) == cycle
+    every = list(range(layout.LOOP_SPAN_MAX))
+    assert decode(record(H, 30, 13, *every), 30) == [H - 13 + (13 + s) % 26 for s in range(30)]
+
+
+def test_one_step_stands_for_one_event_in_three_words():
+    # five words, three events: the payload is longer than its events
+    assert decode([START5, *record(H, 1, 2, 0, 2, 5), END5], 3) == [START5, H, END5]
+
+
+def test_the_cycle_s_blocks_continue_across_block_pages():
+    last, first = layout.block(5, layout.BLOCKS_PER_PAGE - 1), layout.block(6, 0)
+    assert last + 1 == first
+    assert decode(record(last, 4, 0, 0, 1), 4) == [last, first, last, first]
+    assert decode(record(first, 3, 1, 0, 1), 3) == [first, last, first]
+
+
+def test_records_at_the_chunk_s_start_and_end_and_side_by_side():
+    G = layout.block(9, 3)
+    words = [*record(H, 2, 0, 0, 1), *record(G, 3, 1, 0, 1), layout.block(9, 7), *record(G, 1, 0, 0)]
+    assert decode(words, 7) == [H, H + 1, G, G - 1, G, layout.block(9, 7), G]
+
+
+def test_a_record_next_to_marked_starts():
+    words = [START5 | MARK, RECEIVER7, *record(H, 3, 0, 0, 2),
+             START6 | MARK, *record(layout.block(6, 4), 2, 1, 0, 1), START6 | MARK, END5]
+    assert decode(words, 13, LOOPS | ENTRY) == [
+        START5, RECEIVER7, layout.block(5, 0), H, H + 2, H,
+        START6, layout.block(6, 0), layout.block(6, 4), layout.block(6, 3),
+        START6, layout.block(6, 0), END5]
+    # without FILTER_ENTRY_BLOCKS the marks are left alone: one event per word
+    assert decode(words, 10, LOOPS) == [START5 | MARK, RECEIVER7, H, H + 2, H, START6 | MARK,
+                                        layout.block(6, 4), layout.block(6, 3), START6 | MARK, END5]
+
+
+def test_records_are_expanded_only_in_chunks_with_the_filter_bit():
+    words = [START5, *record(H, 5, 0, 0), END5]
+    assert decode(words, 5, layout.FILTER_NONE) == words
+    assert decode([START5 | MARK, *record(H, 5, 0, 0)], 5, ENTRY) == [START5, layout.block(5, 0), *record(H, 5, 0, 0)]
+    with pytest.raises(ValueError, match="implied first blocks are not the chunk's"):
+        decode([START5 | MARK, *record(H, 5, 0, 0)], 6, ENTRY)
+
+
+@pytest.mark.parametrize("filt", [LOOPS, LOOPS | PLANES, LOOPS | ENTRY | PLANES])
+@pytest.mark.parametrize("codec", [layout.CODEC_NONE, layout.CODEC_ZLIB, layout.CODEC_ZSTD])
+def test_codecs_and_byte_planes_through_decode_payload(filt, codec):
+    words = [START5 | MARK, RECEIVER7, *record(H, 9, 1, 0, 1, 3), END5, *record(H, 1, 0, 0)]
+    raw = planes(words) if filt & PLANES else np.asarray(words, "<u4").tobytes()
+    payload = {layout.CODEC_NONE: raw, layout.CODEC_ZLIB: zlib.compress(raw),
+               layout.CODEC_ZSTD: zstandard.ZstdCompressor(level=1).compress(raw)}[codec]
+    want = reference(words, entry=bool(filt & ENTRY))
+    out = decode_payload(payload, codec, filt, len(want))
+    assert out.dtype == np.uint32 and out.tolist() == want
+    assert want[:3] == ([START5, RECEIVER7, layout.block(5, 0)] if filt & ENTRY else [START5 | MARK, RECEIVER7, H])
+
+
+def test_a_payload_of_more_words_than_events_is_plausible_in_a_stream(tmp_path: Path):
+    # 3 records of one step each: 36 bytes for 3 events, beyond the 4 bytes an event takes without records
+    words = record(H, 1, 0, 0) * 3
+    payload = np.asarray(words, "<u4").tobytes()
+    head = struct.pack("<4sHHIIqQ", layout.STREAM_MAGIC, layout.FORMAT_VERSION, 32, 0, 1, 0, 0)
+
+    def walk(filt: int):
+        chunk = struct.pack("<4sBBHIIQII", layout.CHUNK_MAGIC, layout.CODEC_NONE, filt, 0, 3, len(payload), 0,
+                            zlib.crc32(payload), 0)
+        path = tmp_path / "T000001.jbt"
+        path.write_bytes(head + chunk + payload)
+        with StreamReader(path) as reader:
+            return list(reader.chunks())
+
+    [ok] = walk(LOOPS)
+    assert ok.status is Status.OK and ok.words.tolist() == [H, H, H]
+    [refused] = walk(layout.FILTER_NONE)
+    assert refused.status is Status.IMPLAUSIBLE and refused.code == "chunk-size"
+
+
+# ------------------------------------------------------------------------------- malformed input
+
+MALFORMED = {
+    "cut off, one word": ([START5, steps_word(3, 0)], "cut off by the end of the chunk"),
+    "cut off, two words": ([steps_word(3, 0), H], "cut off by the end of the chunk"),
+    "0 steps": (record(H, 0, 0, 0), "has 0 steps"),
+    "back 26": (record(H, 3, 26, 0), "26 blocks above the lowest of its span"),
+    "back 63": (record(H, 3, 63, 0), "63 blocks above"),
+    "a start for the header": ([steps_word(3, 0), START5, cycle_word(0)], "where its header's BLOCK word belongs"),
+    "an end for the header": ([steps_word(3, 0), END5, cycle_word(0)], "where its header's BLOCK word belongs"),
+    "no cycle word": ([steps_word(3, 0), H, RECEIVER7], "where its cycle word"),
+    "a steps word for the cycle": ([steps_word(3, 0), H, steps_word(3, 0)], "where its cycle word"),
+    "a cycle without its header": (record(H, 3, 2, 0, 1, 3), "cycle without its header"),
+    "a stray cycle word first": ([cycle_word(0), H, START5], "word 0 is a loop record's cycle word"),
+    "a stray cycle word after a record": ([*record(H, 2, 0, 0), cycle_word(0)], "word 3 is a loop record's cycle"),
+    "a cycle word for the header": ([steps_word(3, 0), cycle_word(0), cycle_word(0)], "header's BLOCK word"),
+    "before the method's blocks": (record(layout.block(0, 1), 3, 2, 2), "before its method's first block"),
+    "beyond the last block word": (record(layout.block(layout.MAX_METHOD_ID, layout.BLOCKS_PER_PAGE - 1), 3, 0, 0, 1),
+                                   "beyond the last block word"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+@pytest.mark.parametrize("filt", [LOOPS, LOOPS | ENTRY])
+def test_a_malformed_record_is_refused(case, filt):
+    words, message = MALFORMED[case]
+    with pytest.raises(ValueError, match=message):
+        decode(words, 3, filt)
+
+
+def test_the_lowest_block_word_may_start_the_span():
+    # the check above refuses one block less, no more
+    assert decode(record(layout.block(0, 2), 3, 2, 0, 2), 3) == [layout.block(0, 2), layout.block(0, 0),
+                                                                layout.block(0, 2)]
+
+
+@pytest.mark.parametrize("count", [0, 8, 10, 11, 1000])
+def test_a_count_the_records_do_not_stand_for_is_refused(count):
+    # nine events, no other number
+    words = [START5 | MARK, *record(H, 6, 0, 0, 1), END5]
+    with pytest.raises(ValueError, match=r"stand for 9 events, not the chunk's" if count else "20 bytes for at most 0"):
+        decode(words, count, LOOPS | ENTRY)
+    assert len(decode(words, 9, LOOPS | ENTRY)) == 9
+
+
+def test_a_payload_of_more_than_three_words_an_event_is_refused():
+    # one record stands for at least one event, so n events have at most 3 n words
+    with pytest.raises(ValueError, match="bytes for at most 3 words of 1 events"):
+        decode([START5, *record(H, 1, 0, 0)], 1)
+    with pytest.raises(ValueError, match="bytes for at most"):
+        decode_payload(np.asarray(record(H, 1, 0, 0), "<u4").tobytes()[:-1], layout.CODEC_NONE, LOOPS, 1)
+    with pytest.raises(ValueError, match="inflates to more than the 120 bytes of at most 30 words of 10 events"):
+        decode_payload(zlib.compress(bytes(64 << 20)), layout.CODEC_ZLIB, LOOPS, 10)
+    with pytest.raises(ValueError, match="decompresses to more than the 120 bytes"):
+        decode_payload(zstandard.ZstdCompressor().compress(bytes(64 << 20)), layout.CODEC_ZSTD, LOOPS, 10)
+
+
+def test_a_forged_chunk_claiming_a_huge_count_allocates_nothing():
+    # Records claiming the most steps each, and counts up to the most a chunk may claim: the
+    # first pass refuses the mismatch before the output (up to 16 MiB) exists.
+    represented = 3 * layout.LOOP_STEPS_MAX
+    words = record(H, layout.LOOP_STEPS_MAX, 0, 0) * 3
+    payload = np.asarray(words, "<u4").tobytes()
+    tracemalloc.start()
+    try:
+        for count in (MAX_CHUNK_EVENTS, represented - 1, represented + 1):
+            with pytest.raises(ValueError, match="not the chunk's"):
+                decode_payload(payload, layout.CODEC_NONE, LOOPS, count)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    with pytest.raises(ValueError, match="events in one chunk"):
+        decode_payload(payload, layout.CODEC_NONE, LOOPS, MAX_CHUNK_EVENTS + 1)
+    # what they do stand for decodes, in the 4 bytes an event takes
+    out = decode_payload(payload, layout.CODEC_NONE, LOOPS, represented)
+    assert out.nbytes == 4 * represented and (out == H).all()
+
+
+# ------------------------------------------------------------------------------- random records
+
+def random_words(rng: np.random.Generator, n_records: int, entry: bool) -> list[int]:
+    """Well-formed payload words: records amid starts (marked or not, some with receivers), ends
+    and blocks, as a recorder with FILTER_LOOPS (and FILTER_ENTRY_BLOCKS) would store them."""
+    words: list[int] = []
+    for _ in range(n_records):
+        for _ in range(int(rng.integers(0, 4))):
+            method = int(rng.integers(1, layout.MAX_METHOD_ID))
+            kind = int(rng.integers(0, 4))
+            if kind == 0:
+                words.append(layout.method_start(method) | (MARK if entry and rng.integers(0, 2) else 0))
+                if rng.integers(0, 2):
+                    words.append(layout.extended(layout.EXT_RECEIVER, int(rng.integers(1, 1 << 20))))
+            elif kind == 1:
+                words.append(layout.method_end(method))
+            else:
+                words.append(layout.block(method, int(rng.integers(0, layout.BLOCKS_PER_PAGE))))
+        span = int(rng.integers(1, layout.LOOP_SPAN_MAX + 1))
+        back = int(rng.integers(0, span))
+        mask = int(rng.integers(0, 1 << span)) | (1 << back)
+        header = layout.block(int(rng.integers(1, layout.MAX_METHOD_ID - 1)), int(rng.integers(0, layout.BLOCKS_PER_PAGE)))
+        steps = int(rng.choice([1, 2, 3, int(rng.integers(1, 100)), int(rng.integers(1, 1 << 16))],
+                               p=[0.15, 0.15, 0.1, 0.5, 0.1]))
+        words += [steps_word(steps, back), header, layout.extended(layout.EXT_LOOP, layout.LOOP_CYCLE_FLAG | mask)]
+    return words
+
+
+@pytest.mark.parametrize("entry", [False, True])
+def test_random_records_expand_as_the_reference_does(entry):
+    rng = np.random.default_rng(20240531 + entry)
+    for _ in range(3):
+        words = random_words(rng, 150, entry)
+        want = reference(words, entry)
+        filt = LOOPS | (ENTRY if entry else 0)
+        assert decode(words, len(want), filt) == want
+        # the same payload as the recorder writes it: byte planes, then zstd
+        payload = zstandard.ZstdCompressor(level=1).compress(planes(words))
+        assert decode_payload(payload, layout.CODEC_ZSTD, filt | PLANES, len(want)).tolist() == want
+        with pytest.raises(ValueError, match="not the chunk's"):
+            decode(words, len(want) + 1, filt)

@@ -1,0 +1,150 @@
+/**
+ * Loops whose steps the recorder stores as loop records (agent option loops, jbgui.instr.LoopCycles),
+ * left every way a loop can be left: by its condition, by break, by return from the middle of the
+ * body, by an implicit exception (whose constructor the tracer records before the handler runs),
+ * after more steps than one record holds, and on two threads at once. Recorded with loops=on and
+ * loops=off, the trace must read back the same (tests/recorder/test_loop_records.py).
+ */
+public class Main {
+    int[] data;
+    int total;
+
+    Main(int n) {
+        data = new int[n];
+        // A loop in a constructor, on its own class's fields.
+        for (int i = 0; i < n; i++) {
+            data[i] = i * 7 % 13;
+        }
+    }
+
+    /** Condition at the top, a two-block cycle. */
+    static int sum(int[] a) {
+        int s = 0;
+        for (int i = 0; i < a.length; i++) {
+            s += a[i];
+        }
+        return s;
+    }
+
+    /** A return from the middle of the body: the exit block sits inside the loop's span of code. */
+    static int lastIndexOf(int[] a, int x) {
+        for (int i = a.length - 1; i >= 0; i--) {
+            if (a[i] == x) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** A break to the code after the loop, and a do-while. */
+    static int firstOver(int[] a, int limit) {
+        int i = 0;
+        while (true) {
+            if (a[i] > limit) {
+                break;
+            }
+            i++;
+        }
+        int j = 0;
+        do {
+            j += 3;
+        } while (j < i);
+        return i + j;
+    }
+
+    /** Fields of the method's own class in the loop. */
+    int accumulate() {
+        for (int i = 0; i < data.length; i++) {
+            total += data[i];
+        }
+        return total;
+    }
+
+    /** Left by an ArrayIndexOutOfBoundsException in the last block of a three-block cycle. */
+    static int overrun(int[] a, int extra) {
+        int s = 0;
+        for (int i = 0; i < a.length + extra; i++) {
+            if (s < 0) {
+                return -1;
+            }
+            s += a[i];
+        }
+        return s;
+    }
+
+    /** Left by an ArithmeticException (a division by zero) after many steps. */
+    static int divide(int[] a) {
+        int s = 0;
+        for (int i = a.length - 1; ; i--) {
+            s += 100 / a[i];
+        }
+    }
+
+    /** More steps than one record holds (EventLayout.LOOP_STEPS_MAX), then an exception. */
+    static long longLoop(int n, boolean fail) {
+        long s = 0;
+        for (int i = 0; i < n; i++) {
+            s += i;
+        }
+        if (fail) {
+            int[] counts = new int[n];
+            for (int i = 0; i <= n; i++) {
+                counts[i] += 1;
+            }
+        }
+        return s;
+    }
+
+    /** Nested loops: the inner one qualifies, the outer one does not. */
+    static int table(int n) {
+        int s = 0;
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < n; j++) {
+                s += i * j;
+            }
+            s ^= i;
+        }
+        return s;
+    }
+
+    static String run(int seed) {
+        int[] a = new int[200 + seed];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = (i * 31 + seed) % 97;
+        }
+        StringBuilder out = new StringBuilder();
+        out.append(sum(a)).append(' ').append(lastIndexOf(a, 5)).append(' ').append(lastIndexOf(a, -1));
+        out.append(' ').append(firstOver(a, 90)).append(' ').append(new Main(50 + seed).accumulate());
+        try {
+            overrun(a, 3);
+        } catch (ArrayIndexOutOfBoundsException e) {
+            out.append(" overrun");
+        }
+        a[seed % 7] = 0;
+        try {
+            divide(a);
+        } catch (ArithmeticException e) {
+            out.append(" divide");
+        }
+        out.append(' ').append(table(30 + seed));
+        // Loops of one, three and five steps: up to three are stored as block words, not as a record.
+        out.append(' ').append(sum(new int[0]) + sum(new int[1]) + sum(new int[2]));
+        return out.toString();
+    }
+
+    public static void main(String[] args) throws Exception {
+        String[] other = new String[1];
+        Thread twin = new Thread(() -> other[0] = run(3), "twin");
+        twin.start();
+        String mine = run(0);
+        twin.join();
+        System.out.println(mine);
+        System.out.println(other[0]);
+        System.out.println(longLoop(1_500_000, false));
+        try {
+            longLoop(1_200_000, true);
+        } catch (ArrayIndexOutOfBoundsException e) {
+            System.out.println("long overrun");
+        }
+    }
+}

@@ -1,0 +1,133 @@
+"""Loop records (agent option ``loops``, on by default; jbgui.instr.LoopCycles).
+
+A tight loop's blocks count their steps in a local; when the loop is left, one record of three words
+stands for all their events, and readers write those events back (format/entry_blocks.py). The
+trace read back must be the one a probe per block records: tests/programs/loop_records (loops left
+by their condition, by break, by a return from the middle, by implicit exceptions whose constructors
+the tracer records before the handler stores the record, after more steps than a record holds, on
+two threads) recorded with ``loops=on`` and ``loops=off`` gives the same events, JDK calls inside
+the program's code included, the same replayed block counts and sound traces.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jbgui.model import layout
+from jbgui.model.analysis import Analysis
+from jbgui.model.check import ERROR, WARNING, run_check
+from jbgui.model.format.chunks import StreamReader
+from jbgui.model.tracedir import TraceDir
+from trace_words import symbol_table
+
+PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
+
+
+@pytest.fixture(scope="module")
+def both(record, default_jdk):
+    runs = {}
+    expected = (PROGRAMS_DIR / "loop_records" / "expected_stdout.txt").read_text()
+    for loops in (True, False):
+        run = record("loop_records", default_jdk, loops=loops)
+        assert run.exit_code == 0, run.describe()
+        assert run.stdout == expected
+        runs[loops] = run
+    return runs
+
+
+class ThreadText:
+    """A thread's events as text, without receiver words: whether a receiver gets a word or a mark
+    in its start word depends on what the thread's caches held (Tracer.enterInstance), which
+    differs from run to run."""
+
+    def __init__(self, run, thread: str):
+        trace = TraceDir(run.trace_dir)
+        index = next(r["index"] for r in trace.threads if r.get("name") == thread)
+        words = trace.stream_events(index)
+        receiver = (words >> layout.TYPE_SHIFT == layout.TYPE_EXTENDED) & (
+            (words >> layout.SUBTYPE_SHIFT) & layout.SUBTYPE_MASK == layout.EXT_RECEIVER)
+        self.names, self.inverse = symbol_table(run.trace_dir, words[~receiver])
+
+    def where(self, test) -> np.ndarray:
+        """Per event: whether its text passes ``test`` (asked once per distinct word)."""
+        return np.array([bool(test(n)) for n in self.names], bool)[self.inverse]
+
+    def own(self) -> list[str]:
+        """The events of the program's own methods."""
+        return self.names[self.inverse[self.where(lambda n: " Main." in n)]].tolist()
+
+    def calls(self, method: str) -> list[list[str]]:
+        """Every call of ``method``: its events from its start to its end or exception exit, the
+        calls it made included (the JDK's too: the constructors of the exceptions thrown in its loops)."""
+        step = self.where(lambda n: n.startswith("start ")).astype(np.int64)
+        step -= self.where(lambda n: n.startswith("end ") or n == f"ext {layout.EXT_EXCEPTION_EXIT}")
+        depth = np.cumsum(step)
+        out = []
+        for i in np.nonzero(self.where(lambda n: n.startswith(f"start Main.{method}(")))[0].tolist():
+            length = int(np.nonzero(depth[i:] == depth[i] - 1)[0][0]) + 1
+            out.append(self.names[self.inverse[i:i + length]].tolist())
+        return out
+
+
+def test_the_steps_the_records_stand_for_are_read_back(both):
+    on, off = both[True], both[False]
+    assert on.trace_json()["agent"]["options"]["loops"] is True
+    assert off.trace_json()["agent"]["options"]["loops"] is False
+    for thread in ("main", "twin"):
+        a, b = ThreadText(on, thread), ThreadText(off, thread)
+        own = a.own()
+        assert len(own) > (3_000_000 if thread == "main" else 4_000)
+        assert own == b.own(), thread
+        # Left by implicit exceptions: the records go before the constructors' events, which the
+        # tracer recorded before the handler could store them (ThreadTrace.putLoopAt).
+        for method, thrown in (("overrun", "ArrayIndexOutOfBoundsException"), ("divide", "ArithmeticException"),
+                               ("longLoop", "ArrayIndexOutOfBoundsException")):
+            calls_a, calls_b = a.calls(method), b.calls(method)
+            assert calls_a == calls_b, (thread, method)
+            if thread == "main" or method != "longLoop":
+                assert any(f"start java.lang.{thrown}.<init>(Ljava/lang/String;)V" in c for c in calls_a), (thread, method)
+
+
+def log_counts(run) -> tuple[int, int]:
+    log = (run.trace_dir / "agent.log").read_text()
+    steps, records = re.search(r"(\d+) steps of loops in (\d+) loop records", log).groups()
+    assert "a loop record follows the events" not in log
+    return int(steps), int(records)
+
+
+def test_records_are_stored_and_marked(both):
+    steps, records = log_counts(both[True])
+    # longLoop alone runs 1.5 M + 2 x 1.2 M steps; every record holds fewer than LOOP_STEPS_MAX.
+    assert steps > 5_000_000
+    assert records > steps // layout.LOOP_STEPS_MAX
+    assert log_counts(both[False]) == (0, 0)
+    filters = {True: 0, False: 0}
+    for loops in (True, False):
+        for path in sorted((both[loops].trace_dir / "events").glob("T*.jbt")):
+            with StreamReader(path) as reader:
+                for chunk in reader.chunks(decode=False):
+                    assert chunk.ok
+                    filters[loops] |= chunk.header.filter
+    assert filters[True] & layout.FILTER_LOOPS
+    assert not filters[False] & layout.FILTER_LOOPS
+
+
+def test_both_traces_are_sound_and_replay_the_same_counts(both):
+    counts = []
+    for loops in (True, False):
+        report = run_check(both[loops].trace_dir)
+        assert report.count(ERROR) == report.count(WARNING) == 0, report.findings
+        a = Analysis.open(both[loops].trace_dir)
+        per_method = {}
+        for name in ("sum", "lastIndexOf", "firstOver", "accumulate", "overrun", "divide", "longLoop", "table", "<init>"):
+            (method,) = a.statics.find_methods("Main", name)
+            blocks = a.statics.method_blocks(method)
+            per_method[name] = np.asarray(a.block_counts[blocks.start:blocks.stop], np.int64).tolist()
+        counts.append(per_method)
+    assert counts[0] == counts[1]
+    # longLoop's first loop: 1.5 M + 1.2 M trips of its header and body, and once more its exit test.
+    assert max(counts[0]["longLoop"]) >= 2 * 1_200_000
