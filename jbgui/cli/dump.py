@@ -193,6 +193,9 @@ class _Formatter:
             return f"{name}\tthread={value}" + (f" {label}" if label and self.st else "")
         if sub == layout.EXT_EXCEPTION_EXIT:
             return f"{name}\tm={value}" + (self._method(value) if self.st else "")
+        if sub in (layout.EXT_LOOP, layout.EXT_LOOP_CALL):
+            # a loop record's word left in the events (a chunk without FILTER_LOOPS): no class
+            return f"{name}\tvalue=0x{value:07x}"
         if self.st is None:
             return f"{name}\tclass={value}"
         return f"{name}\tclass={value} {self.st.class_name_of_id(value)}"

@@ -45,7 +45,9 @@ SEVERITIES = (FATAL, ERROR, WARNING, NOTE)
 TYPE_NAMES = {layout.TYPE_METHOD_START: "START", layout.TYPE_METHOD_END: "END", layout.TYPE_BLOCK: "BLOCK"}
 EXT_NAMES = {layout.EXT_CLASS_LOAD: "CLASS_LOAD", layout.EXT_RECEIVER: "RECEIVER",
              layout.EXT_EXCEPTION_EXIT: "EXCEPTION_EXIT", layout.EXT_THREAD_SWITCH: "THREAD_SWITCH",
-             layout.EXT_THROWABLE: "THROWABLE"}
+             layout.EXT_THROWABLE: "THROWABLE",
+             # Words of loop records, gone once a FILTER_LOOPS chunk is decoded: named for a stray one.
+             layout.EXT_LOOP: "LOOP", layout.EXT_LOOP_CALL: "LOOP_CALL"}
 
 _BATCH_EVENTS = 1 << 20
 _MAX_EXAMPLES = 5

@@ -30,6 +30,10 @@ EXT_THROWABLE = 4
 # Only the first and third word of a loop record (FILTER_LOOPS below), which readers expand: never
 # an event of its own.
 EXT_LOOP = 5
+# Only the optional fourth word of a loop record: extended(EXT_LOOP_CALL, k << METHOD_BITS | id),
+# each step of the cycle's block lo + k followed by a call of the static leaf method id (its start,
+# its block 0, its end: three events). Readers expand it with the record: never an event of its own.
+EXT_LOOP_CALL = 6
 
 MAX_METHOD_ID = (1 << METHOD_BITS) - 1
 BLOCKS_PER_PAGE = 1 << BLOCK_BITS
@@ -57,9 +61,10 @@ FILTER_BYTE_PLANES = 1
 # A bit of the filter byte: the payload's start words marked START_ENTRY_IMPLIED each stand for the
 # start and its method's first block (format/entry_blocks.py); the header counts the events.
 FILTER_ENTRY_BLOCKS = 2
-# A bit of the filter byte (format version 3): the payload holds loop records, three words that
-# each stand for the block events of a loop's steps (format/entry_blocks.py); the header counts the
-# expanded events, so readers expand the records before anything else reads the words.
+# A bit of the filter byte (format version 3): the payload holds loop records, three or four words
+# that each stand for the block events of a loop's steps and the calls of a leaf in them
+# (format/entry_blocks.py); the header counts the expanded events, so readers expand the records
+# before anything else reads the words.
 FILTER_LOOPS = 4
 CHUNK_FLAG_LAST = 1
 CHUNK_FLAG_FINAL_FLUSH = 2
@@ -89,7 +94,7 @@ START_RECEIVER_OWN = 2
 # steps), the loop header's BLOCK word, extended(EXT_LOOP, LOOP_CYCLE_FLAG | mask). Its steps fit
 # in LOOP_STEPS_BITS (a longer loop stores several records); the mask's bit k stands for block
 # header - back + k, so a cycle spans at most LOOP_SPAN_MAX consecutive blocks; the flag tells the
-# third word from the first.
+# third word from the first. An EXT_LOOP_CALL word right after the third is the record's fourth.
 LOOP_STEPS_BITS = 20
 LOOP_STEPS_MAX = (1 << LOOP_STEPS_BITS) - 1
 LOOP_CYCLE_FLAG = 1 << 26

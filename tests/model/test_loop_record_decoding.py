@@ -1,5 +1,5 @@
 """Decoding chunks whose loop records stand for the block events of a loop's steps (FILTER_LOOPS,
-format version 3).
+format version 3), and for the calls of a static leaf in them (a record's fourth word, EXT_LOOP_CALL).
 
 Hand-written payloads (kernel unit tests and malformed input), and random well-formed records
 against a plain-Python expansion of docs/trace-format.md's rule.
@@ -36,8 +36,18 @@ def cycle_word(*bits: int) -> int:
     return layout.extended(layout.EXT_LOOP, layout.LOOP_CYCLE_FLAG | sum(1 << k for k in bits))
 
 
-def record(header: int, steps: int, back: int, *bits: int) -> list[int]:
-    return [steps_word(steps, back), header, cycle_word(*bits)]
+def call_word(k: int, leaf: int) -> int:
+    return layout.extended(layout.EXT_LOOP_CALL, (k << layout.METHOD_BITS) | leaf)
+
+
+def record(header: int, steps: int, back: int, *bits: int, call: tuple[int, int] | None = None) -> list[int]:
+    """A loop record; ``call=(k, leaf)``: with a fourth word, block lo + k calling method ``leaf``."""
+    return [steps_word(steps, back), header, cycle_word(*bits)] + ([call_word(*call)] if call else [])
+
+
+def leaf(method: int) -> list[int]:
+    """The three events of a call of a static leaf: its start, its block 0, its end."""
+    return [layout.method_start(method), layout.block(method, 0), layout.method_end(method)]
 
 
 def planes(words: list[int]) -> bytes:
@@ -62,7 +72,17 @@ def reference(words: list[int], entry: bool) -> list[int]:
             blocks = [lo + k for k in range(layout.LOOP_SPAN_MAX) if mask >> k & 1]
             at = blocks.index(header)
             cycle = blocks[at:] + blocks[:at]
-            out += [cycle[s % len(cycle)] for s in range(steps)]
+            calls: dict[int, list[int]] = {}
+            if i + 3 < len(words) and words[i + 3] >> layout.SUBTYPE_SHIFT == layout.EXT_LOOP_CALL:
+                value = words[i + 3] & layout.VALUE_MASK
+                method = value & layout.MAX_METHOD_ID
+                calls[lo + (value >> layout.METHOD_BITS)] = [layout.method_start(method),
+                                                             layout.method_start(method) + layout.BLOCK_FROM_START,
+                                                             layout.method_end(method)]
+                i += 1
+            for s in range(steps):
+                out.append(cycle[s % len(cycle)])
+                out += calls.get(cycle[s % len(cycle)], [])
             i += 3
         elif entry and w >> layout.TYPE_SHIFT == layout.TYPE_METHOD_START and w & MARK:
             out.append(w & ~MARK)
@@ -89,6 +109,13 @@ def test_the_record_s_fields_fit_their_words():
     assert (1 << layout.LOOP_SPAN_MAX) - 1 < layout.LOOP_CYCLE_FLAG <= layout.VALUE_MASK
     assert steps_word(7, 1) == (5 << 27) | (1 << 20) | 7
     assert cycle_word(0, 1, 3) == (5 << 27) | (1 << 26) | 0b1011
+    # the fourth word: the call's block k (bits 19-23) and the leaf's method id (bits 0-18)
+    assert layout.EXT_LOOP_CALL == 6 and layout.EXT_LOOP_CALL <= layout.SUBTYPE_MASK
+    assert layout.METHOD_BITS == 19 and (layout.LOOP_SPAN_MAX - 1) < 1 << 5
+    assert ((layout.LOOP_SPAN_MAX - 1) << layout.METHOD_BITS | layout.MAX_METHOD_ID) < 1 << 24
+    assert call_word(3, 9) == (6 << 27) | (3 << 19) | 9
+    assert leaf(9) == [layout.method_start(9), layout.method_start(9) + layout.BLOCK_FROM_START, layout.method_end(9)]
+    assert leaf(9) == [0x40000000 | 9 << 11, 0xC0000000 | 9 << 11, 0x80000000 | 9 << 11]
 
 
 # ------------------------------------------------------------------------------- expansion
@@ -150,6 +177,75 @@ def test_a_record_next_to_marked_starts():
                                         layout.block(6, 4), layout.block(6, 3), START6 | MARK, END5]
 
 
+# ------------------------------------------------------------------------------- calls of a leaf
+
+LEAF = 9
+CALL = leaf(LEAF)
+
+
+def test_a_call_in_the_header_block():
+    # cycle [H, H + 2, H - 1] (bits {0, 1, 3}, back 1); the header, bit 1, calls the leaf
+    cycle = [H, H + 2, H - 1]
+    assert decode(record(H, 5, 1, 0, 1, 3, call=(1, LEAF)), 5 + 2 * 3) == [H, *CALL, H + 2, H - 1, H, *CALL, H + 2]
+    assert decode(record(H, 1, 1, 0, 1, 3, call=(1, LEAF)), 4) == [H, *CALL]
+    assert decode(record(H, 6, 1, 0, 1, 3, call=(1, LEAF)), 12) == [H, *CALL, *cycle[1:], H, *CALL, *cycle[1:]]
+
+
+def test_a_call_in_a_block_after_the_header():
+    # bit 3, H + 2, the cycle's second block
+    assert decode(record(H, 5, 1, 0, 1, 3, call=(3, LEAF)), 11) == [H, H + 2, *CALL, H - 1, H, H + 2, *CALL]
+    # the steps end right before the call's block, then right after it
+    assert decode(record(H, 4, 1, 0, 1, 3, call=(3, LEAF)), 7) == [H, H + 2, *CALL, H - 1, H]
+    assert decode(record(H, 1, 1, 0, 1, 3, call=(3, LEAF)), 1) == [H]
+    assert decode(record(H, 2, 1, 0, 1, 3, call=(3, LEAF)), 5) == [H, H + 2, *CALL]
+
+
+def test_a_call_in_a_block_before_the_header_in_code_order():
+    # k < back: bit 0, H - 1, the cycle's last block, after the header and H + 2
+    assert decode(record(H, 5, 1, 0, 1, 3, call=(0, LEAF)), 8) == [H, H + 2, H - 1, *CALL, H, H + 2]
+    # the steps end right before the call's block (no call at all), then right after it
+    assert decode(record(H, 2, 1, 0, 1, 3, call=(0, LEAF)), 2) == [H, H + 2]
+    assert decode(record(H, 3, 1, 0, 1, 3, call=(0, LEAF)), 6) == [H, H + 2, H - 1, *CALL]
+    assert decode(record(H, 6, 1, 0, 1, 3, call=(0, LEAF)), 12) == [H, H + 2, H - 1, *CALL] * 2
+    # the header at the top of the span, the call at its bottom
+    assert decode(record(H, 3, 25, 0, 25, call=(0, LEAF)), 6) == [H, H - 25, *CALL, H]
+
+
+def test_a_call_in_a_cycle_of_one_block():
+    assert decode(record(H, 3, 0, 0, call=(0, LEAF)), 12) == [H, *CALL] * 3
+
+
+def test_the_leaf_s_words_take_its_id_alone():
+    # any method id, the largest included; the call word's block bits never reach the leaf's words
+    top = layout.MAX_METHOD_ID
+    assert decode(record(H, 2, 0, 0, 25, call=(25, top)), 5) == [H, H + 25, *leaf(top)]
+    assert decode(record(H, 1, 0, 0, call=(0, 1)), 4) == [H, *leaf(1)]
+
+
+def test_records_with_calls_amid_records_without_and_marked_starts():
+    G = layout.block(9, 3)
+    words = [START5 | MARK, RECEIVER7, *record(H, 3, 0, 0, 2, call=(2, LEAF)),
+             *record(G, 3, 1, 0, 1), START6 | MARK, *record(G, 2, 0, 0, call=(0, 7)),
+             *record(H, 2, 0, 0, 2), END5, *record(H, 1, 0, 0, 2, call=(0, LEAF))]
+    want = [START5, RECEIVER7, layout.block(5, 0), H, H + 2, *CALL, H,
+            G, G - 1, G, START6, layout.block(6, 0), G, *leaf(7), G, *leaf(7),
+            H, H + 2, END5, H, *CALL]
+    assert decode(words, len(want), LOOPS | ENTRY) == want == reference(words, entry=True)
+    # without FILTER_ENTRY_BLOCKS the marks are left alone, the calls expanded all the same
+    plain = reference(words, entry=False)
+    assert decode(words, len(plain), LOOPS) == plain and plain[:3] == [START5 | MARK, RECEIVER7, H]
+    assert plain.count(layout.method_start(LEAF)) == 2 and plain.count(layout.method_start(7)) == 2
+    # counted across the first call word: 5 records, 2 marked starts (one before it, one after)
+    with pytest.raises(ValueError, match=rf"22 words with 5 loop records and 2 implied first blocks stand for "
+                                         rf"{len(want)} events, not the chunk's {len(want) + 1}"):
+        decode(words, len(want) + 1, LOOPS | ENTRY)
+
+
+def test_a_call_word_is_expanded_only_in_chunks_with_the_filter_bit():
+    words = [START5, *record(H, 5, 0, 0, call=(0, LEAF)), END5]
+    assert decode(words, 6, layout.FILTER_NONE) == words
+
+
 def test_records_are_expanded_only_in_chunks_with_the_filter_bit():
     words = [START5, *record(H, 5, 0, 0), END5]
     assert decode(words, 5, layout.FILTER_NONE) == words
@@ -161,7 +257,8 @@ def test_records_are_expanded_only_in_chunks_with_the_filter_bit():
 @pytest.mark.parametrize("filt", [LOOPS, LOOPS | PLANES, LOOPS | ENTRY | PLANES])
 @pytest.mark.parametrize("codec", [layout.CODEC_NONE, layout.CODEC_ZLIB, layout.CODEC_ZSTD])
 def test_codecs_and_byte_planes_through_decode_payload(filt, codec):
-    words = [START5 | MARK, RECEIVER7, *record(H, 9, 1, 0, 1, 3), END5, *record(H, 1, 0, 0)]
+    words = [START5 | MARK, RECEIVER7, *record(H, 9, 1, 0, 1, 3), END5, *record(H, 1, 0, 0),
+             *record(H, 7, 1, 0, 1, 3, call=(3, LEAF))]
     raw = planes(words) if filt & PLANES else np.asarray(words, "<u4").tobytes()
     payload = {layout.CODEC_NONE: raw, layout.CODEC_ZLIB: zlib.compress(raw),
                layout.CODEC_ZSTD: zstandard.ZstdCompressor(level=1).compress(raw)}[codec]
@@ -191,6 +288,31 @@ def test_a_payload_of_more_words_than_events_is_plausible_in_a_stream(tmp_path: 
     assert refused.status is Status.IMPLAUSIBLE and refused.code == "chunk-size"
 
 
+@pytest.mark.parametrize("codec", [layout.CODEC_NONE, layout.CODEC_ZLIB])
+def test_four_words_an_event_are_plausible_in_a_stream_and_more_are_not(tmp_path: Path, codec):
+    # records of one step whose block is not the call's: four words, 16 bytes, for each event
+    head = struct.pack("<4sHHIIqQ", layout.STREAM_MAGIC, layout.FORMAT_VERSION, 32, 0, 1, 0, 0)
+
+    def walk(words: list[int], count: int, pad: int = 0):
+        raw = np.asarray(words, "<u4").tobytes()
+        payload = zlib.compress(raw) if codec == layout.CODEC_ZLIB else raw
+        payload += bytes(pad)   # beyond what the header may claim, whatever the codec
+        chunk = struct.pack("<4sBBHIIQII", layout.CHUNK_MAGIC, codec, LOOPS, 0, count, len(payload), 0,
+                            zlib.crc32(payload), 0)
+        path = tmp_path / "T000001.jbt"
+        path.write_bytes(head + chunk + payload)
+        with StreamReader(path) as reader:
+            return list(reader.chunks())
+
+    words = record(H, 1, 0, 0, 1, call=(1, LEAF)) * 3
+    [ok] = walk(words, 3)
+    assert ok.status is Status.OK and ok.words.tolist() == [H, H, H]
+    if codec == layout.CODEC_NONE:
+        [refused] = walk(words, 3, pad=4)
+        assert refused.status is Status.IMPLAUSIBLE and refused.code == "chunk-size"
+        assert "52 bytes for 3 events" in refused.message
+
+
 # ------------------------------------------------------------------------------- malformed input
 
 MALFORMED = {
@@ -210,6 +332,30 @@ MALFORMED = {
     "before the method's blocks": (record(layout.block(0, 1), 3, 2, 2), "before its method's first block"),
     "beyond the last block word": (record(layout.block(layout.MAX_METHOD_ID, layout.BLOCKS_PER_PAGE - 1), 3, 0, 0, 1),
                                    "beyond the last block word"),
+    # the fourth word
+    "a call off the cycle": (record(H, 3, 1, 0, 1, 3, call=(2, LEAF)), r"call word 0x30100009 for block 2 of its "
+                             r"span, which is not on its cycle \(mask 0x000000b\)"),
+    "a call beyond the mask's top": (record(H, 3, 0, 0, 1, call=(25, LEAF)), "block 25 of its span, which is not on"),
+    "a call of block 26": (record(H, 3, 0, *range(26), call=(26, LEAF)), "for block 26 of its span, which has 26 blocks"),
+    "a call of block 31": (record(H, 3, 0, 0, call=(31, LEAF)), "for block 31 of its span, which has 26 blocks"),
+    "a call word with bit 24": (record(H, 3, 0, 0, call=(32, LEAF)), "for block 32 of its span, which has 26"),
+    "a call word with bit 26": (record(H, 3, 0, 0, call=(128, LEAF)), "for block 128 of its span, which has 26"),
+    "a stray call word first": ([call_word(0, LEAF), H, START5], "word 0 is a loop record's call word"),
+    "a stray call word after a block": ([H, call_word(0, LEAF)], "word 1 is a loop record's call word"),
+    "a second call word": ([*record(H, 2, 0, 0, call=(0, LEAF)), call_word(0, LEAF)], "word 4 is a loop record's call"),
+    "a call word after a word after a record": ([*record(H, 2, 0, 0), END5, call_word(0, LEAF)],
+                                                "word 4 is a loop record's call word"),
+    "a call word for the header": ([steps_word(3, 0), call_word(0, LEAF), cycle_word(0)], "header's BLOCK word"),
+    "a call word for the cycle": ([steps_word(3, 0), H, call_word(0, LEAF), cycle_word(0)], "where its cycle word"),
+    "a steps word after a cycle word, then a call": ([*record(H, 2, 0, 0), steps_word(3, 0), call_word(0, LEAF)],
+                                                     "cut off by the end of the chunk"),
+    # after a record with a call, whatever is wrong is found all the same
+    "0 steps after a call": ([*record(H, 2, 0, 0, call=(0, LEAF)), *record(H, 0, 0, 0)], "word 4 has 0 steps"),
+    "a stray cycle word after a call": ([*record(H, 2, 0, 0, call=(0, LEAF)), START5, cycle_word(0)],
+                                        "word 5 is a loop record's cycle word"),
+    "a call off the cycle after a call": ([*record(H, 2, 0, 0, call=(0, LEAF)), *record(H, 2, 0, 0, call=(1, LEAF))],
+                                          "record at word 4 has a call word 0x30080009 for block 1 of its span, which "
+                                          "is not on"),
 }
 
 
@@ -227,6 +373,16 @@ def test_the_lowest_block_word_may_start_the_span():
                                                                 layout.block(0, 2)]
 
 
+@pytest.mark.parametrize("count", [2, 7, 10, 12, 14, 16, 1000])
+def test_a_count_the_calls_do_not_stand_for_is_refused(count):
+    # two calls in five steps: 5 + 2 * 3 + 2 = 13 events with the start and end; not 7, the steps
+    # alone, nor 10 or 16, one call less or more
+    words = [START5, *record(H, 5, 1, 0, 1, 3, call=(3, LEAF)), END5]
+    with pytest.raises(ValueError, match=rf"6 words with 1 loop records stand for 13 events, not the chunk's {count}"):
+        decode(words, count)
+    assert decode(words, 13) == [START5, H, H + 2, *CALL, H - 1, H, H + 2, *CALL, END5]
+
+
 @pytest.mark.parametrize("count", [0, 8, 10, 11, 1000])
 def test_a_count_the_records_do_not_stand_for_is_refused(count):
     # nine events, no other number
@@ -236,16 +392,25 @@ def test_a_count_the_records_do_not_stand_for_is_refused(count):
     assert len(decode(words, 9, LOOPS | ENTRY)) == 9
 
 
-def test_a_payload_of_more_than_three_words_an_event_is_refused():
-    # one record stands for at least one event, so n events have at most 3 n words
-    with pytest.raises(ValueError, match="bytes for at most 3 words of 1 events"):
-        decode([START5, *record(H, 1, 0, 0)], 1)
+def test_a_payload_of_more_than_four_words_an_event_is_refused():
+    # one record stands for at least one event in at most four words, so n events have at most 4 n words
+    one = record(H, 1, 0, 0, 1, call=(1, LEAF))
+    assert decode(one, 1) == [H]
+    for codec, compress in ((layout.CODEC_ZLIB, zlib.compress), (layout.CODEC_ZSTD, zstandard.ZstdCompressor().compress)):
+        assert decode_payload(compress(np.asarray(one * 5, "<u4").tobytes()), codec, LOOPS, 5).tolist() == [H] * 5
+    with pytest.raises(ValueError, match="20 bytes for at most 4 words of 1 events"):
+        decode([START5, *one], 1)
     with pytest.raises(ValueError, match="bytes for at most"):
         decode_payload(np.asarray(record(H, 1, 0, 0), "<u4").tobytes()[:-1], layout.CODEC_NONE, LOOPS, 1)
-    with pytest.raises(ValueError, match="inflates to more than the 120 bytes of at most 30 words of 10 events"):
+    with pytest.raises(ValueError, match="inflates to more than the 160 bytes of at most 40 words of 10 events"):
         decode_payload(zlib.compress(bytes(64 << 20)), layout.CODEC_ZLIB, LOOPS, 10)
-    with pytest.raises(ValueError, match="decompresses to more than the 120 bytes"):
+    with pytest.raises(ValueError, match="inflates to more than the 80 bytes of at most 20 words of 5 events"):
+        decode_payload(zlib.compress(np.asarray(one * 5 + [H], "<u4").tobytes()), layout.CODEC_ZLIB, LOOPS, 5)
+    with pytest.raises(ValueError, match="decompresses to more than the 160 bytes"):
         decode_payload(zstandard.ZstdCompressor().compress(bytes(64 << 20)), layout.CODEC_ZSTD, LOOPS, 10)
+    with pytest.raises(ValueError, match="decompresses to more than the 80 bytes"):
+        decode_payload(zstandard.ZstdCompressor().compress(np.asarray(one * 5 + [H], "<u4").tobytes()),
+                       layout.CODEC_ZSTD, LOOPS, 5)
 
 
 def test_a_forged_chunk_claiming_a_huge_count_allocates_nothing():
@@ -270,11 +435,32 @@ def test_a_forged_chunk_claiming_a_huge_count_allocates_nothing():
     assert out.nbytes == 4 * represented and (out == H).all()
 
 
+def test_a_forged_chunk_of_calls_claiming_a_huge_count_allocates_nothing():
+    # A call in every step: four events a step, beyond what a chunk may claim; and the count the
+    # steps alone would stand for. Both refused by the first pass.
+    steps = layout.LOOP_STEPS_MAX
+    words = record(H, steps, 0, 0, call=(0, LEAF)) + record(H, 2, 0, 0)
+    payload = np.asarray(words, "<u4").tobytes()
+    tracemalloc.start()
+    try:
+        for count in (MAX_CHUNK_EVENTS, steps + 2, 4 * steps + 1, 4 * steps + 3):
+            with pytest.raises(ValueError, match=f"stand for {4 * steps + 2} events, not the chunk's {count}"):
+                decode_payload(payload, layout.CODEC_NONE, LOOPS, count)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    out = decode_payload(payload, layout.CODEC_NONE, LOOPS, 4 * steps + 2)
+    assert out[:8].tolist() == [H, *CALL, H, *CALL] and out[-2:].tolist() == [H, H]
+    assert (out[:-2].reshape(-1, 4) == [H, *CALL]).all()
+
+
 # ------------------------------------------------------------------------------- random records
 
 def random_words(rng: np.random.Generator, n_records: int, entry: bool) -> list[int]:
-    """Well-formed payload words: records amid starts (marked or not, some with receivers), ends
-    and blocks, as a recorder with FILTER_LOOPS (and FILTER_ENTRY_BLOCKS) would store them."""
+    """Well-formed payload words: records (some with a leaf's call word) amid starts (marked or
+    not, some with receivers), ends and blocks, as a recorder with FILTER_LOOPS (and
+    FILTER_ENTRY_BLOCKS) would store them."""
     words: list[int] = []
     for _ in range(n_records):
         for _ in range(int(rng.integers(0, 4))):
@@ -295,6 +481,9 @@ def random_words(rng: np.random.Generator, n_records: int, entry: bool) -> list[
         steps = int(rng.choice([1, 2, 3, int(rng.integers(1, 100)), int(rng.integers(1, 1 << 16))],
                                p=[0.15, 0.15, 0.1, 0.5, 0.1]))
         words += [steps_word(steps, back), header, layout.extended(layout.EXT_LOOP, layout.LOOP_CYCLE_FLAG | mask)]
+        if rng.integers(0, 3) == 0:
+            on_cycle = [k for k in range(span) if mask >> k & 1]
+            words.append(call_word(int(rng.choice(on_cycle)), int(rng.integers(1, layout.MAX_METHOD_ID + 1))))
     return words
 
 
@@ -304,6 +493,7 @@ def test_random_records_expand_as_the_reference_does(entry):
     for _ in range(3):
         words = random_words(rng, 150, entry)
         want = reference(words, entry)
+        assert sum(w >> layout.SUBTYPE_SHIFT == layout.EXT_LOOP_CALL for w in words) > 20
         filt = LOOPS | (ENTRY if entry else 0)
         assert decode(words, len(want), filt) == want
         # the same payload as the recorder writes it: byte planes, then zstd

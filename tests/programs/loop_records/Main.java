@@ -95,6 +95,32 @@ public class Main {
         return s;
     }
 
+    /** A static leaf: one block, no call, nothing that throws. */
+    static int mix(int h, int v) {
+        return (h ^ v) * 0x9E3779B1;
+    }
+
+    /** A static leaf called on the cycle: the record stands for its calls too. */
+    static int hash(int n) {
+        int h = 1;
+        for (int i = 0; i < n; i++) {
+            h = mix(h, i);
+        }
+        return h;
+    }
+
+    /** A leaf called in the block before the header in code order, then an exception after the call. */
+    static int hashInto(int[] a, int n) {
+        int h = 7;
+        int i = 0;
+        do {
+            h = mix(h, i);
+            a[i] = h;
+            i++;
+        } while (i < n);
+        return h;
+    }
+
     /** Nested loops: the inner one qualifies, the outer one does not. */
     static int table(int n) {
         int s = 0;
@@ -127,6 +153,12 @@ public class Main {
             out.append(" divide");
         }
         out.append(' ').append(table(30 + seed));
+        out.append(' ').append(hash(1000 + seed)).append(' ').append(hash(0)).append(' ').append(hash(1));
+        try {
+            hashInto(a, a.length + 1);
+        } catch (ArrayIndexOutOfBoundsException e) {
+            out.append(" hashInto");
+        }
         // Loops of one, three and five steps: up to three are stored as block words, not as a record.
         out.append(' ').append(sum(new int[0]) + sum(new int[1]) + sum(new int[2]));
         return out.toString();
@@ -141,6 +173,8 @@ public class Main {
         System.out.println(mine);
         System.out.println(other[0]);
         System.out.println(longLoop(1_500_000, false));
+        // More steps with a leaf's call than one record holds (a quarter of LOOP_STEPS_MAX).
+        System.out.println(hash(700_000));
         try {
             longLoop(1_200_000, true);
         } catch (ArrayIndexOutOfBoundsException e) {

@@ -3,11 +3,13 @@ package jbgui.instr;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import org.objectweb.asm.ClassReader;
 import org.objectweb.asm.ClassWriter;
 import org.objectweb.asm.MethodTooLargeException;
+import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.tree.AbstractInsnNode;
 import org.objectweb.asm.tree.ClassNode;
 import org.objectweb.asm.tree.MethodNode;
@@ -255,13 +257,16 @@ public final class ClassInstrumenter {
                 break;
             }
             for (MethodFacts f : facts) {
-                if (f.node.instructions.size() == 0) {
-                    continue;
-                }
                 if (methodOnly.contains(f.node.name + f.node.desc)) {
                     f.status = "method-only";
                 }
-                probe(cn, plan, f, facts.get(0).id, result);
+            }
+            Map<String, LoopCycles.Leaf> leaves = staticLeaves(cn, plan, facts);
+            for (MethodFacts f : facts) {
+                if (f.node.instructions.size() == 0) {
+                    continue;
+                }
+                probe(cn, plan, f, facts.get(0).id, result, leaves);
             }
             long t2 = System.nanoTime();
             PHASE_NANOS.addAndGet(2, t2 - t0);
@@ -365,7 +370,31 @@ public final class ClassInstrumenter {
         return first;
     }
 
-    private void probe(ClassNode cn, ClassPlan plan, MethodFacts f, int classFirstId, InstrumentResult result) {
+    /**
+     * The class's static methods that get the leaf probe with an implied block (LeafMethods,
+     * BlockElision), as they are before any probe: a loop record may stand for their calls
+     * (LoopCycles). Empty unless loop records are on.
+     */
+    private Map<String, LoopCycles.Leaf> staticLeaves(ClassNode cn, ClassPlan plan, List<MethodFacts> facts) {
+        Map<String, LoopCycles.Leaf> leaves = new java.util.HashMap<>();
+        if (!options.loopRecords || !options.entryElision || plan.mode != ClassPlan.Mode.TRACE) {
+            return leaves;
+        }
+        for (MethodFacts f : facts) {
+            MethodNode mn = f.node;
+            boolean blocks = options.blockLevel && options.blockEvents && !"method-only".equals(f.status);
+            if (!blocks || mn.instructions.size() == 0 || (mn.access & Opcodes.ACC_STATIC) == 0
+                    || MethodFacts.isIntrinsic(mn) || !BlockElision.entryImplied(mn, f.blocks)
+                    || !LeafMethods.isLeaf(mn, cn.name, f.blocks, true, true)) {
+                continue;
+            }
+            leaves.put(mn.name + mn.desc, new LoopCycles.Leaf(f.id, f.blocks.insns, mn.maxLocals, mn.maxStack));
+        }
+        return leaves;
+    }
+
+    private void probe(ClassNode cn, ClassPlan plan, MethodFacts f, int classFirstId, InstrumentResult result,
+                       Map<String, LoopCycles.Leaf> leaves) {
         MethodNode mn = f.node;
         if (plan.mode == ClassPlan.Mode.HOOK) {
             if (mn.name.equals("transform")) {
@@ -388,7 +417,8 @@ public final class ClassInstrumenter {
         }
         boolean[] covered = options.exceptionExitEvents ? handlerCoverage(cn.name, mn, f, result) : null;
         ProbeInserter.trace(mn, cn.name, cn.version, f.blocks, classFirstId, f.id, blocks, options.receiverEvents,
-                options.exceptionExitEvents, options.blockingStamps, covered, entryImplied, options.loopRecords);
+                options.exceptionExitEvents, options.blockingStamps, covered, entryImplied,
+                options.loopRecords ? leaves : null);
     }
 
     /**

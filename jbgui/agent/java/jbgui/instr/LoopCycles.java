@@ -2,6 +2,7 @@ package jbgui.instr;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import org.objectweb.asm.Handle;
 import org.objectweb.asm.Opcodes;
@@ -11,6 +12,7 @@ import org.objectweb.asm.tree.AbstractInsnNode;
 import org.objectweb.asm.tree.FieldInsnNode;
 import org.objectweb.asm.tree.LabelNode;
 import org.objectweb.asm.tree.LdcInsnNode;
+import org.objectweb.asm.tree.MethodInsnNode;
 import org.objectweb.asm.tree.MethodNode;
 import org.objectweb.asm.tree.TryCatchBlockNode;
 
@@ -54,6 +56,26 @@ final class LoopCycles {
     /** At most this many loops per method get a counter (a local each). */
     static final int MAX_LOOPS = 64;
 
+    /**
+     * A static method of the class that the leaf probe records (LeafMethods, with its one block
+     * implied by its start): a call to it inside a cycle is written out in place (its body, with
+     * its arguments in new locals) and the loop record stands for its start, block and end.
+     */
+    static final class Leaf {
+        final int id;
+        /** Its instructions before any probe. */
+        final AbstractInsnNode[] body;
+        final int maxLocals;
+        final int maxStack;
+
+        Leaf(int id, AbstractInsnNode[] body, int maxLocals, int maxStack) {
+            this.id = id;
+            this.body = body;
+            this.maxLocals = maxLocals;
+            this.maxStack = maxStack;
+        }
+    }
+
     /** One qualifying loop. */
     static final class Loop {
         /** The header's block index: counting starts there. */
@@ -66,13 +88,21 @@ final class LoopCycles {
         final boolean[] inCycle;
         /** Blocks outside the cycle that an edge from it reaches. */
         final int[] exits;
+        /** The one call of a static leaf on the cycle, its block and its leaf; null, -1, null without. */
+        final org.objectweb.asm.tree.MethodInsnNode call;
+        final int callBlock;
+        final Leaf leaf;
 
-        Loop(int header, int lo, int mask, boolean[] inCycle, int[] exits) {
+        Loop(int header, int lo, int mask, boolean[] inCycle, int[] exits, org.objectweb.asm.tree.MethodInsnNode call,
+             int callBlock, Leaf leaf) {
             this.header = header;
             this.lo = lo;
             this.mask = mask;
             this.inCycle = inCycle;
             this.exits = exits;
+            this.call = call;
+            this.callBlock = callBlock;
+            this.leaf = leaf;
         }
 
         /** How far the header is above the cycle's lowest block (the record's {@code back}). */
@@ -86,7 +116,7 @@ final class LoopCycles {
      *
      * @param covered per instruction: whether the exception-exit handler covers it
      */
-    static List<Loop> find(MethodNode mn, String owner, BlockAnalysis ba, boolean[] covered) {
+    static List<Loop> find(MethodNode mn, String owner, BlockAnalysis ba, boolean[] covered, Map<String, Leaf> leaves) {
         List<Loop> loops = new ArrayList<>();
         int n = ba.blockCount();
         if (n < 1 || n > Short.MAX_VALUE) {
@@ -117,7 +147,7 @@ final class LoopCycles {
         }
         boolean[] used = new boolean[n];
         for (int head = 0; head < n && loops.size() < MAX_LOOPS; head++) {
-            Loop loop = loopAt(mn, owner, ba, covered, succ, handled, used, head);
+            Loop loop = loopAt(mn, owner, ba, covered, succ, handled, used, head, leaves);
             if (loop != null) {
                 loops.add(loop);
                 for (int b = 0; b < n; b++) {
@@ -129,7 +159,7 @@ final class LoopCycles {
     }
 
     private static Loop loopAt(MethodNode mn, String owner, BlockAnalysis ba, boolean[] covered, int[][] succ,
-                               boolean[] handled, boolean[] used, int head) {
+                               boolean[] handled, boolean[] used, int head, Map<String, Leaf> leaves) {
         int n = succ.length;
         // The back edges' sources: blocks at or after the header that jump to it.
         boolean[] body = new boolean[n];
@@ -221,15 +251,32 @@ final class LoopCycles {
                 }
             }
         }
-        // Nothing inside that could record an event; all of it under the exception-exit handler.
+        // Nothing inside that could record an event but one call of a static leaf, before which
+        // nothing in its block can throw (its step then always reaches the call); all of it under
+        // the exception-exit handler.
+        MethodInsnNode call = null;
+        int callBlock = -1;
+        Leaf leaf = null;
         for (int k = lo; k <= hi; k++) {
             if (!body[k]) {
                 continue;
             }
+            boolean mayHaveThrown = false;
             for (int i = ba.blockStarts[k]; i < ba.blockEnd(k); i++) {
-                if (!covered[i] || !quiet(ba.insns[i], owner)) {
+                AbstractInsnNode insn = ba.insns[i];
+                if (!covered[i]) {
                     return null;
                 }
+                if (!quiet(insn, owner)) {
+                    Leaf l = leafCalled(insn, owner, leaves);
+                    if (l == null || call != null || mayHaveThrown) {
+                        return null;
+                    }
+                    call = (MethodInsnNode) insn;
+                    callBlock = k;
+                    leaf = l;
+                }
+                mayHaveThrown |= BlockAnalysis.mayThrow(insn.getOpcode());
             }
         }
         List<Integer> exits = new ArrayList<>();
@@ -249,7 +296,16 @@ final class LoopCycles {
         for (int i = 0; i < exitArray.length; i++) {
             exitArray[i] = exits.get(i);
         }
-        return new Loop(head, lo, mask, body, exitArray);
+        return new Loop(head, lo, mask, body, exitArray, call, callBlock, leaf);
+    }
+
+    /** The static leaf of this class that {@code insn} calls, or null. */
+    private static Leaf leafCalled(AbstractInsnNode insn, String owner, Map<String, Leaf> leaves) {
+        if (leaves == null || insn.getOpcode() != Opcodes.INVOKESTATIC) {
+            return null;
+        }
+        MethodInsnNode m = (MethodInsnNode) insn;
+        return m.owner.equals(owner) && !m.itf ? leaves.get(m.name + m.desc) : null;
     }
 
     /** Whether an instruction runs without putting an event on the thread (see the class comment). */

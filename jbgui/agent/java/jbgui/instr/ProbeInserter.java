@@ -71,7 +71,7 @@ final class ProbeInserter {
      */
     static void trace(MethodNode mn, String owner, int version, BlockAnalysis ba, int classFirstId, int methodId, boolean blocks,
                       boolean receiver, boolean exceptionExit, boolean stamps, boolean[] covered, boolean entryImplied,
-                      boolean loopRecords) {
+                      Map<String, LoopCycles.Leaf> leaves) {
         boolean frames = (version & 0xFFFF) >= Opcodes.V1_6;
         boolean isStatic = (mn.access & Opcodes.ACC_STATIC) != 0;
         boolean isCtor = "<init>".equals(mn.name);
@@ -84,8 +84,8 @@ final class ProbeInserter {
             java.util.Arrays.fill(covered, true);
         }
         // Loop records (LoopCycles): a mark local M, then a step counter per loop, after S and B.
-        List<LoopCycles.Loop> loops = blocks && loopRecords && exceptionExit
-                ? LoopCycles.find(mn, owner, ba, covered) : List.of();
+        List<LoopCycles.Loop> loops = blocks && leaves != null && exceptionExit
+                ? LoopCycles.find(mn, owner, ba, covered, leaves) : List.of();
         int mark = base + 1;
         int counters = mark + 1;
         int loopLocals = loops.isEmpty() ? 0 : 1 + loops.size();
@@ -140,7 +140,7 @@ final class ProbeInserter {
                 if (!loops.isEmpty()) {
                     // (LoopCycles leaves methods with self-covered code alone: nothing is deferred.)
                     AbstractInsnNode at = keepNewLabel(code, first, uninitLabels, mn);
-                    if (!loopProbes(code, loops, b, at, slot, base, mark, counters)) {
+                    if (!loopProbes(code, loops, b, at, slot, base, mark, counters, classFirstId)) {
                         code.insertBefore(at, blockProbe(slot, base, b, checked[b]));
                     }
                     continue;
@@ -255,9 +255,9 @@ final class ProbeInserter {
                     code.add(new VarInsnNode(Opcodes.ILOAD, base));
                     code.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
                     code.add(new VarInsnNode(Opcodes.ILOAD, mark));
-                    code.add(loopShape(loop));
+                    code.add(loopShape(loop, classFirstId));
                     code.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopThrown",
-                            "(" + TRACE_DESC + "IIIIII)V", false));
+                            "(" + TRACE_DESC + "IIIIIIII)V", false));
                 }
                 code.add(new VarInsnNode(Opcodes.ALOAD, thrown));        // [thrown]
                 code.add(new VarInsnNode(Opcodes.ALOAD, slot));          // [thrown, trace]
@@ -285,7 +285,21 @@ final class ProbeInserter {
             }
         }
         mn.maxLocals = base + (exceptionExit ? 2 : 1) + loopLocals;
-        mn.maxStack = Math.max(mn.maxStack + (loops.isEmpty() ? 3 : 6), loops.isEmpty() ? 4 : 7);
+        mn.maxStack = Math.max(mn.maxStack + (loops.isEmpty() ? 3 : 8), loops.isEmpty() ? 4 : 10);
+        // A static leaf called on a cycle: its body in place of the call (the record stands for its
+        // events), its arguments in locals after all the others.
+        int leafStack = 0;
+        int leafLocals = 0;
+        for (LoopCycles.Loop loop : loops) {
+            if (loop.call != null) {
+                code.insertBefore(loop.call, inlined(loop.call, loop.leaf, mn.maxLocals));
+                code.remove(loop.call);
+                leafStack = Math.max(leafStack, loop.leaf.maxStack);
+                leafLocals = Math.max(leafLocals, loop.leaf.maxLocals);
+            }
+        }
+        mn.maxStack += leafStack;
+        mn.maxLocals += leafLocals;
         if (LoaderPrologue.applies(mn)) {
             LoaderPrologue.insert(mn, owner, frames);
         }
@@ -423,7 +437,7 @@ final class ProbeInserter {
      * shape); C = 0}). Returns true when the block gets no block probe of its own (it is on a cycle).
      */
     private static boolean loopProbes(InsnList code, List<LoopCycles.Loop> loops, int b, AbstractInsnNode at, int slot,
-                                      int base, int mark, int counters) {
+                                      int base, int mark, int counters, int classFirstId) {
         InsnList exits = new InsnList();
         for (int i = 0; i < loops.size(); i++) {
             LoopCycles.Loop loop = loops.get(i);
@@ -432,8 +446,8 @@ final class ProbeInserter {
                     exits.add(new VarInsnNode(Opcodes.ALOAD, slot));
                     exits.add(new VarInsnNode(Opcodes.ILOAD, base));
                     exits.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
-                    exits.add(loopShape(loop));
-                    exits.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopExit", "(" + TRACE_DESC + "IIIII)V", false));
+                    exits.add(loopShape(loop, classFirstId));
+                    exits.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopExit", "(" + TRACE_DESC + "IIIIIII)V", false));
                     exits.add(new InsnNode(Opcodes.ICONST_0));
                     exits.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
                 }
@@ -452,8 +466,8 @@ final class ProbeInserter {
                 p.add(new VarInsnNode(Opcodes.ALOAD, slot));
                 p.add(new VarInsnNode(Opcodes.ILOAD, base));
                 p.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
-                p.add(loopShape(loop));
-                p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopHead", "(" + TRACE_DESC + "IIIII)I", false));
+                p.add(loopShape(loop, classFirstId));
+                p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopHead", "(" + TRACE_DESC + "IIIIIII)I", false));
                 p.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
                 p.add(new VarInsnNode(Opcodes.ALOAD, slot));
                 p.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
@@ -473,8 +487,11 @@ final class ProbeInserter {
         return false;
     }
 
-    /** A loop's constants for the runtime: the header's block index, back, and the cycle's mask (no pool constant). */
-    private static InsnList loopShape(LoopCycles.Loop loop) {
+    /**
+     * A loop's constants for the runtime: the header's block index, back, the cycle's mask (no pool
+     * constant), and its static leaf's block offset k and start word (0, 0 without one).
+     */
+    private static InsnList loopShape(LoopCycles.Loop loop, int classFirstId) {
         InsnList p = new InsnList();
         p.add(pushInt(loop.header));
         p.add(pushInt(loop.back()));
@@ -489,6 +506,48 @@ final class ProbeInserter {
             p.add(new InsnNode(Opcodes.ISHL));
             p.add(pushInt(mask & 0x1FFF));
             p.add(new InsnNode(Opcodes.IOR));
+        }
+        if (loop.call == null) {
+            p.add(new InsnNode(Opcodes.ICONST_0));
+            p.add(new InsnNode(Opcodes.ICONST_0));
+        } else {
+            p.add(pushInt(loop.callBlock - loop.lo));
+            p.add(startWord(classFirstId, loop.leaf.id));
+        }
+        return p;
+    }
+
+    /**
+     * A static leaf's body in place of a call to it: the arguments popped into locals from
+     * {@code first} on, the body's instructions reading those locals, its return left out (the
+     * value stays on the stack). The body is one block (LeafMethods at block level): no jump,
+     * nothing that throws, so it needs no frame and no handler.
+     */
+    private static InsnList inlined(MethodInsnNode call, LoopCycles.Leaf leaf, int first) {
+        InsnList p = new InsnList();
+        Type[] args = Type.getArgumentTypes(call.desc);
+        int[] slots = new int[args.length];
+        int next = 0;
+        for (int i = 0; i < args.length; i++) {
+            slots[i] = next;
+            next += args[i].getSize();
+        }
+        for (int i = args.length - 1; i >= 0; i--) {
+            p.add(new VarInsnNode(args[i].getOpcode(Opcodes.ISTORE), first + slots[i]));
+        }
+        Map<LabelNode, LabelNode> labels = new IdentityHashMap<>();
+        for (AbstractInsnNode insn : leaf.body) {
+            int op = insn.getOpcode();
+            if (op >= Opcodes.IRETURN && op <= Opcodes.RETURN) {
+                continue;
+            }
+            AbstractInsnNode copy = insn.clone(labels);
+            if (copy instanceof VarInsnNode) {
+                ((VarInsnNode) copy).var += first;
+            } else if (copy instanceof org.objectweb.asm.tree.IincInsnNode) {
+                ((org.objectweb.asm.tree.IincInsnNode) copy).var += first;
+            }
+            p.add(copy);
         }
         return p;
     }

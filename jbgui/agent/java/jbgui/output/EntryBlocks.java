@@ -40,11 +40,11 @@ final class EntryBlocks {
     long first;
     /** First blocks implied by marked starts, over all streams. */
     long insertedTotal;
-    /** The last chunk counted: its marked starts and its loop records (its filter bits). */
+    /** The last chunk counted: its marked starts and its loop records' words (its filter bits). */
     int marked;
-    int records;
-    /** Loop records over all streams, and the events they stand for. */
-    long recordsTotal;
+    int loopWords;
+    /** Loop records' words over all streams, and the events they stand for. */
+    long loopWordsTotal;
     long loopEventsTotal;
 
     /**
@@ -52,15 +52,15 @@ final class EntryBlocks {
      * {@code storedFirst}: sets {@link #events} and {@link #first}. Clock records waiting for
      * positions in it are added to {@code ready}, mapped.
      */
-    void count(int stream, int[] in, int n, long storedFirst, int loopRecords, int loopEvents, ClockRecords ready) {
+    void count(int stream, int[] in, int n, long storedFirst, int recordWords, int loopEvents, ClockRecords ready) {
         Stream s = stream(stream);
         long base = s.inserted;
         first = storedFirst + base;
         int k = flagged(in, 0, n);
-        // The thread counted its loop records and their events (ThreadTrace.putLoop).
-        long extra = loopEvents - 3L * loopRecords;
-        records = loopRecords;
-        recordsTotal += loopRecords;
+        // The thread counted its loop records' words and their events (ThreadTrace.putLoop).
+        long extra = (long) loopEvents - recordWords;
+        loopWords = recordWords;
+        loopWordsTotal += recordWords;
         loopEventsTotal += loopEvents;
         marked = k;
         events = (int) (n + k + extra);
@@ -77,19 +77,28 @@ final class EntryBlocks {
             | EventLayout.LOOP_CYCLE_FLAG;
     private static final int LOOP_STEPS_WORD = EventLayout.EXT_LOOP << EventLayout.SUBTYPE_SHIFT;
 
+    private static final int LOOP_CALL_MASK = (3 << EventLayout.TYPE_SHIFT) | (7 << EventLayout.SUBTYPE_SHIFT);
+    private static final int LOOP_CALL_WORD = EventLayout.EXT_LOOP_CALL << EventLayout.SUBTYPE_SHIFT;
+
     /**
-     * The events the loop records among {@code in[from, to)} stand for beyond their three words
-     * each (jbgui.instr.LoopCycles); negative for records of one or two steps. Branch-free like
-     * {@link #flagged}. Only for clock records inside a chunk ({@link #place}): a chunk's total
-     * comes from its thread.
+     * The events the loop records that begin among {@code in[from, to)} stand for beyond their
+     * words (jbgui.instr.LoopCycles); negative for records of fewer steps than words. Only for
+     * clock records inside a chunk ({@link #place}): a chunk's total comes from its thread, which
+     * counted its records (ThreadTrace.putLoop).
      */
     static long loopExtra(int[] in, int from, int to) {
         long extra = 0;
         for (int i = from; i < to; i++) {
             int w = in[i];
-            int x = (w & LOOP_STEPS_MASK) ^ LOOP_STEPS_WORD;
-            int is = ((x | -x) >> 31) + 1; // 1 when x == 0
-            extra += is * ((w & EventLayout.LOOP_STEPS_MAX) - 3);
+            if ((w & LOOP_STEPS_MASK) != LOOP_STEPS_WORD || i + 2 >= in.length) {
+                continue;
+            }
+            int steps = w & EventLayout.LOOP_STEPS_MAX;
+            int back = (w >>> EventLayout.LOOP_STEPS_BITS) & 63;
+            int mask = in[i + 2] & (EventLayout.LOOP_CYCLE_FLAG - 1);
+            boolean call = i + 3 < in.length && (in[i + 3] & LOOP_CALL_MASK) == LOOP_CALL_WORD;
+            int k = call ? (in[i + 3] & EventLayout.VALUE_MASK) >>> EventLayout.METHOD_BITS : 0;
+            extra += EventLayout.loopEvents(steps, back, mask, k, call ? 1 : 0) - (call ? 4 : 3);
         }
         return extra;
     }

@@ -261,7 +261,7 @@ public final class TraceWriter implements Runnable {
         submitEvents(stream, words, count, first, flags, recycle, 0, 0);
     }
 
-    /** With the {@code records} loop records among the words, which stand for {@code represented} events. */
+    /** With {@code records} words of loop records among the words, which stand for {@code represented} events. */
     public static void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle,
                                     int records, int represented) {
         if (stopped) {
@@ -477,7 +477,7 @@ public final class TraceWriter implements Runnable {
             first = ENTRY_BLOCKS.first;
         }
         int filterBits = shared ? 0 : (ENTRY_BLOCKS.marked > 0 ? EventLayout.FILTER_ENTRY_BLOCKS : 0)
-                | (ENTRY_BLOCKS.records > 0 ? EventLayout.FILTER_LOOPS : 0);
+                | (ENTRY_BLOCKS.loopWords > 0 ? EventLayout.FILTER_LOOPS : 0);
         int written = DISCARD ? 0 : ENCODER.writeChunk(out, ev.words, ev.count, count, first, ev.flags, filterBits);
         encodeNanos += System.nanoTime() - began;
         events += count;
@@ -620,7 +620,7 @@ public final class TraceWriter implements Runnable {
                         + encodeNanos / 1_000_000 + " ms; recording threads waited for it " + waits + " times, "
                         + waitNanos / 1_000_000 + " ms in all; " + ENTRY_BLOCKS.insertedTotal
                         + " of them first blocks implied by their method's start, " + ENTRY_BLOCKS.loopEventsTotal
-                        + " steps of loops in " + ENTRY_BLOCKS.recordsTotal + " loop records\n");
+                        + " steps of loops in " + ENTRY_BLOCKS.loopWordsTotal + " words of loop records\n");
             }
             for (OutputStream out : STREAMS) {
                 if (out != null) {

@@ -36,6 +36,12 @@ public final class EventLayout {
      * the header. Only in payloads with FILTER_LOOPS, which readers expand.
      */
     public static final int EXT_LOOP = 5;
+    /**
+     * The optional fourth word of a loop record: {@code extended(EXT_LOOP_CALL, k << METHOD_BITS |
+     * id)}. Each step of the cycle's block lo + k is followed by a call of the static leaf method
+     * {@code id}: its start, its block 0 and its end (three events).
+     */
+    public static final int EXT_LOOP_CALL = 6;
     public static final int LOOP_STEPS_BITS = 20;
     public static final int LOOP_STEPS_MAX = (1 << LOOP_STEPS_BITS) - 1;
     public static final int LOOP_CYCLE_FLAG = 1 << 26;
@@ -148,6 +154,25 @@ public final class EventLayout {
     /** The third word of a loop record: the cycle's blocks as a mask over its span. */
     public static int loopCycle(int mask) {
         return extended(EXT_LOOP, LOOP_CYCLE_FLAG | mask);
+    }
+
+    /** The fourth word of a loop record whose block lo + {@code call} calls the leaf with start word {@code leaf}. */
+    public static int loopCall(int call, int leaf) {
+        return extended(EXT_LOOP_CALL, (call << METHOD_BITS) | ((leaf >>> METHOD_SHIFT) & MAX_METHOD_ID));
+    }
+
+    /** The events a loop record stands for: its steps, and three for each step of a block with a leaf's call. */
+    public static int loopEvents(int steps, int back, int mask, int call, int leaf) {
+        if (leaf == 0) {
+            return steps;
+        }
+        int length = Integer.bitCount(mask);
+        int above = mask & -(1 << back);            // the cycle from the header on, in order
+        int position = call >= back
+                ? Integer.bitCount(above & ((1 << call) - 1))
+                : Integer.bitCount(above) + Integer.bitCount(mask & ((1 << call) - 1));
+        int calls = steps / length + (steps % length > position ? 1 : 0);
+        return steps + 3 * calls;
     }
 
     public static int extended(int subtype, int value) {

@@ -48,11 +48,12 @@ public final class ThreadTrace {
     long lost;
     boolean lostBefore;
     /**
-     * The loop records in {@link #buf} and the events they stand for (EventLayout.LOOP_REPRESENTED_MAX),
-     * passed with the buffer: the writer would otherwise scan every word for them.
+     * The words of the loop records in {@link #buf} and the events they stand for
+     * (EventLayout.LOOP_REPRESENTED_MAX), passed with the buffer: the writer would otherwise scan
+     * every word for them.
      */
     int represented;
-    int records;
+    int recordWords;
     /** Buffers handed over so far: with {@link #pos}, a place in the stream (Tracer.loopMark). */
     int handoffs;
     /** Set by the final flush: nothing this thread records afterwards reaches the trace. */
@@ -220,14 +221,20 @@ public final class ThreadTrace {
      * cycle {@code mask} whose header's block word is {@code header}. Hands the buffer over when
      * full or when its records stand for LOOP_REPRESENTED_MAX events, which bounds a chunk's events.
      */
-    void putLoop(int steps, int header, int back, int mask) {
+    void putLoop(int steps, int header, int back, int mask, int call, int leaf) {
         int p = pos;
         ThreadObjects.store(buf, p, EventLayout.loopSteps(steps, back));
         ThreadObjects.store(buf, p + 1, header);
         ThreadObjects.store(buf, p + 2, EventLayout.loopCycle(mask));
-        pos = p + 3;
-        records++;
-        if ((represented += steps) >= EventLayout.LOOP_REPRESENTED_MAX || p + 3 >= limit) {
+        int n = 3;
+        if (leaf != 0) {
+            ThreadObjects.store(buf, p + 3, EventLayout.loopCall(call, leaf));
+            n = 4;
+        }
+        pos = p + n;
+        recordWords += n;
+        if ((represented += EventLayout.loopEvents(steps, back, mask, call, leaf)) >= EventLayout.LOOP_REPRESENTED_MAX
+                || p + n >= limit) {
             overflow();
         }
     }
@@ -255,10 +262,11 @@ public final class ThreadTrace {
      * constructor recorded more than the buffer held), the record goes at the end, after those
      * events, and the log says so.
      */
-    void putLoopAt(int mark, int steps, int header, int back, int mask) {
+    void putLoopAt(int mark, int steps, int header, int back, int mask, int call, int leaf) {
         int at = mark & MARK_POSITION;
         int p = pos;
-        if ((mark >>> MARK_SHIFT) != (handoffs & MARK_EPOCHS) || at > p || p + 3 > buf.length || closed) {
+        int n = leaf != 0 ? 4 : 3;
+        if ((mark >>> MARK_SHIFT) != (handoffs & MARK_EPOCHS) || at > p || p + n > buf.length || closed) {
             if (!closed && at != p) {
                 guard++;
                 try {
@@ -270,16 +278,20 @@ public final class ThreadTrace {
                     guard--;
                 }
             }
-            putLoop(steps, header, back, mask);
+            putLoop(steps, header, back, mask, call, leaf);
             return;
         }
-        System.arraycopy(buf, at, buf, at + 3, p - at);
+        System.arraycopy(buf, at, buf, at + n, p - at);
         buf[at] = EventLayout.loopSteps(steps, back);
         buf[at + 1] = header;
         buf[at + 2] = EventLayout.loopCycle(mask);
-        pos = p + 3;
-        records++;
-        if ((represented += steps) >= EventLayout.LOOP_REPRESENTED_MAX || p + 3 >= limit) {
+        if (leaf != 0) {
+            buf[at + 3] = EventLayout.loopCall(call, leaf);
+        }
+        pos = p + n;
+        recordWords += n;
+        if ((represented += EventLayout.loopEvents(steps, back, mask, call, leaf)) >= EventLayout.LOOP_REPRESENTED_MAX
+                || p + n >= limit) {
             overflow();
         }
     }
@@ -300,7 +312,7 @@ public final class ThreadTrace {
         if (closed) {
             pos = 0;
             represented = 0;
-            records = 0;
+            recordWords = 0;
             return;
         }
         if (SHARED) {
@@ -337,11 +349,11 @@ public final class ThreadTrace {
             int flags = lostBefore ? EventLayout.CHUNK_FLAG_LOST_BEFORE : 0;
             int nextSize = Math.min(full.length * 2, EventLayout.BUFFER_MAX_EVENTS);
             int[] next = fromOutside ? full : TraceSink.current().takeBuffer(nextSize);
-            TraceSink.current().submitEvents(index, full, n, base, flags, !fromOutside, records, represented);
+            TraceSink.current().submitEvents(index, full, n, base, flags, !fromOutside, recordWords, represented);
             base += n;
             pos = 0;
             represented = 0;
-            records = 0;
+            recordWords = 0;
             handoffs++;
             buf = next;
             limit = limitOf(next);
@@ -352,7 +364,7 @@ public final class ThreadTrace {
             base += n;
             pos = 0;
             represented = 0;
-            records = 0;
+            recordWords = 0;
             handoffs++;
             lostBefore = true;
         } finally {
@@ -365,7 +377,7 @@ public final class ThreadTrace {
         base += n;
         pos = 0;
         represented = 0;
-        records = 0;
+        recordWords = 0;
         handoffs++;
         lostBefore = true;
         TraceSink.current().log("error: thread " + index + " wrote " + n + " events between two buffer tests, more than "
@@ -424,7 +436,7 @@ public final class ThreadTrace {
                 int flags = EventLayout.CHUNK_FLAG_FINAL_FLUSH | (alive ? 0 : EventLayout.CHUNK_FLAG_LAST)
                         | (lostBefore ? EventLayout.CHUNK_FLAG_LOST_BEFORE : 0);
                 int[] copy = java.util.Arrays.copyOf(buf, n);
-                TraceSink.current().submitEvents(index, copy, n, base, flags, false, records, represented);
+                TraceSink.current().submitEvents(index, copy, n, base, flags, false, recordWords, represented);
                 base += n;
             }
             pos = 0;

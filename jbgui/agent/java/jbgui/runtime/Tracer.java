@@ -260,15 +260,18 @@ public final class Tracer {
 
     /**
      * A loop's header (jbgui.instr.LoopCycles): one more step of the loop, counted in the frame's
-     * local instead of stored. Near LOOP_STEPS_MAX steps the record is stored and counting starts
-     * again with this step: the cycle's other blocks (fewer than LOOP_SPAN_MAX) count on after the
-     * header, and a record must not exceed LOOP_STEPS_MAX. Returns the new count.
+     * local instead of stored. Near the limit the record is stored and counting starts again with
+     * this step: the cycle's other blocks (fewer than LOOP_SPAN_MAX) count on after the header, and
+     * a record must hold at most LOOP_STEPS_MAX steps, and a quarter of that with a leaf's call
+     * (four events a step at most), so that its events stay within LOOP_REPRESENTED_MAX. Returns
+     * the new count. {@code call} and {@code leaf}: the static leaf called on the cycle (its block's
+     * offset and its start word), or 0 and 0.
      */
-    public static int loopHead(ThreadTrace t, int start, int steps, int header, int back, int mask) {
-        if (steps < EventLayout.LOOP_STEPS_MAX - EventLayout.LOOP_SPAN_MAX) {
+    public static int loopHead(ThreadTrace t, int start, int steps, int header, int back, int mask, int call, int leaf) {
+        if (steps < (leaf == 0 ? EventLayout.LOOP_STEPS_MAX : EventLayout.LOOP_STEPS_MAX >> 2) - EventLayout.LOOP_SPAN_MAX) {
             return steps + 1;
         }
-        t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
+        t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask, call, leaf);
         return 1;
     }
 
@@ -283,24 +286,26 @@ public final class Tracer {
 
     /**
      * Where a loop is left (a block it exits to): its pending steps' record, if any. Up to three
-     * steps are stored as their block words, which take no more room than a record and need no
-     * expanding: a loop that ran once or not at all is common (half of javac's records were).
+     * steps of a loop without a call are stored as their block words, which take no more room than
+     * a record and need no expanding: a loop that ran once or not at all is common (half of javac's
+     * records were).
      */
-    public static void loopExit(ThreadTrace t, int start, int steps, int header, int back, int mask) {
+    public static void loopExit(ThreadTrace t, int start, int steps, int header, int back, int mask, int call, int leaf) {
         if (steps != 0) {
-            if (steps <= 3) {
+            if (steps <= 3 && leaf == 0) {
                 t.putSteps(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
             } else {
-                t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
+                t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask, call, leaf);
             }
         }
     }
 
     /** The exception-exit handler: a loop's pending steps' record, before the exception's own events. */
     @DontInline
-    public static void loopThrown(ThreadTrace t, int start, int steps, int mark, int header, int back, int mask) {
+    public static void loopThrown(ThreadTrace t, int start, int steps, int mark, int header, int back, int mask, int call,
+                                  int leaf) {
         if (steps != 0 && t != null) {
-            t.putLoopAt(mark, steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
+            t.putLoopAt(mark, steps, start + EventLayout.BLOCK_FROM_START + header, back, mask, call, leaf);
         }
     }
 
