@@ -52,17 +52,23 @@ def _expand(words, out):
             j += 1
             i += 1
             continue
-        start = w & _CLEAR
-        out[j] = start
-        j += 1
-        if i + 1 < n and (words[i + 1] & _RECEIVER_MASK) == _RECEIVER:
-            out[j] = words[i + 1]
-            j += 1
-            i += 1
-        out[j] = (w & _CLEAR_ALL) + _BLOCK_FROM_START
+        i, j = _write_marked(words, i, out, j)
+    return j
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _write_marked(words, i, out, j):
+    """The marked start ``words[i]`` as its start, its receiver word where one follows, and its
+    first block's word, from ``out[j]``; returns the next word's and the next event's index."""
+    w = words[i]
+    out[j] = w & _CLEAR
+    j += 1
+    if i + 1 < len(words) and (words[i + 1] & _RECEIVER_MASK) == _RECEIVER:
+        out[j] = words[i + 1]
         j += 1
         i += 1
-    return j
+    out[j] = (w & _CLEAR_ALL) + _BLOCK_FROM_START
+    return i + 1, j + 1
 
 
 def expand(words: np.ndarray, count: int) -> np.ndarray:
@@ -205,53 +211,19 @@ def _count_loops(words, entry, i, events, marked, records, calls):
 
 
 @numba.njit(cache=True, nogil=True)
-def _expand_loops(words, out, entry):
-    """Writes the events of ``words`` (checked by _count_loops, no call words) to ``out``;
-    returns how many."""
-    cycle = np.empty(_SPAN, np.int64)
-    n = len(words)
-    j = 0
-    i = 0
-    while i < n:
-        w = words[i]
-        if (w & _EXT_MASK) == _LOOP:
-            steps = w & _STEPS_MASK
-            back = (w >> _STEPS_BITS) & _BACK_MASK
-            lo = np.int64(words[i + 1]) - back
-            mask = words[i + 2] & _SPAN_MASK
-            length = 0
-            for k in range(back, _SPAN):
-                if (mask >> k) & 1:
-                    cycle[length] = lo + k
-                    length += 1
-            for k in range(back):
-                if (mask >> k) & 1:
-                    cycle[length] = lo + k
-                    length += 1
-            c = 0
-            for _ in range(steps):
-                out[j] = cycle[c]
-                j += 1
-                c += 1
-                if c == length:
-                    c = 0
-            i += 3
-            continue
-        if not entry or (w & _FLAG_MASK) != _FLAGGED:
-            out[j] = w
-            j += 1
-            i += 1
-            continue
-        out[j] = w & _CLEAR
-        j += 1
-        if i + 1 < n and (words[i + 1] & _RECEIVER_MASK) == _RECEIVER:
-            out[j] = words[i + 1]
-            j += 1
-            i += 1
-        out[j] = (w & _CLEAR_ALL) + _BLOCK_FROM_START
-        j += 1
-        i += 1
-    return j
+def _fill_cycle(lo, back, mask, cycle):
+    """A record's cycle into ``cycle``: the blocks lo + k of the mask's bits k, ascending, rotated
+    to start at the header (k == back); returns its length."""
+    length = 0
+    for k in range(back, _SPAN):
+        if (mask >> k) & 1:
+            cycle[length] = lo + k
+            length += 1
+    for k in range(back):
+        if (mask >> k) & 1:
+            cycle[length] = lo + k
+            length += 1
+    return length
 
 
 @numba.njit(cache=True, nogil=True)
@@ -278,9 +250,8 @@ def _expand_calls(call, steps, lo, cycle, length, out, j):
 
 
 @numba.njit(cache=True, nogil=True)
-def _expand_loops_calls(words, out, entry):
-    """:func:`_expand_loops` for words with call words too (checked by _count_loops). Apart so
-    that chunks without call words keep the kernel and speed they had before call words."""
+def _expand_loops(words, out, entry):
+    """Writes the events of ``words`` (checked by _count_loops) to ``out``; returns how many."""
     cycle = np.empty(_SPAN, np.int64)
     n = len(words)
     j = 0
@@ -291,16 +262,7 @@ def _expand_loops_calls(words, out, entry):
             steps = w & _STEPS_MASK
             back = (w >> _STEPS_BITS) & _BACK_MASK
             lo = np.int64(words[i + 1]) - back
-            mask = words[i + 2] & _SPAN_MASK
-            length = 0
-            for k in range(back, _SPAN):
-                if (mask >> k) & 1:
-                    cycle[length] = lo + k
-                    length += 1
-            for k in range(back):
-                if (mask >> k) & 1:
-                    cycle[length] = lo + k
-                    length += 1
+            length = _fill_cycle(lo, back, words[i + 2] & _SPAN_MASK, cycle)
             if i + 3 < n and (words[i + 3] & _EXT_MASK) == _LOOP_CALL:
                 j = _expand_calls(words[i + 3], steps, lo, cycle, length, out, j)
                 i += 4
@@ -319,15 +281,7 @@ def _expand_loops_calls(words, out, entry):
             j += 1
             i += 1
             continue
-        out[j] = w & _CLEAR
-        j += 1
-        if i + 1 < n and (words[i + 1] & _RECEIVER_MASK) == _RECEIVER:
-            out[j] = words[i + 1]
-            j += 1
-            i += 1
-        out[j] = (w & _CLEAR_ALL) + _BLOCK_FROM_START
-        j += 1
-        i += 1
+        i, j = _write_marked(words, i, out, j)
     return j
 
 
@@ -360,8 +314,7 @@ def expand_loops(words: np.ndarray, count: int, entry: bool) -> np.ndarray:
     before anything is allocated."""
     entry = bool(entry)
     events, marked, records, problem, at = _count_loops(words, entry, 0, 0, 0, 0, False)
-    called = problem == _A_CALL
-    if called:
+    if problem == _A_CALL:
         events, marked, records, problem, at = _count_loops(words, entry, at, events, marked, records, True)
     if problem:
         n = len(words)
@@ -375,5 +328,5 @@ def expand_loops(words: np.ndarray, count: int, entry: bool) -> np.ndarray:
         raise ValueError(f"{len(words)} words with {records} loop records{implied} stand for {events} events, "
                          f"not the chunk's {count}")
     out = np.empty(count, np.uint32)
-    (_expand_loops_calls if called else _expand_loops)(words, out, entry)
+    _expand_loops(words, out, entry)
     return out
