@@ -287,8 +287,7 @@ public final class Tracer {
     /**
      * Where a loop is left (a block it exits to): its pending steps' record, if any. Up to three
      * steps of a loop without a call are stored as their block words, which take no more room than
-     * a record and need no expanding: a loop that ran once or not at all is common (half of javac's
-     * records were).
+     * a record and need no expanding (a loop whose test failed at once, or that ran once).
      */
     public static void loopExit(ThreadTrace t, int start, int steps, int header, int back, int mask, int call, int leaf) {
         if (steps != 0) {
