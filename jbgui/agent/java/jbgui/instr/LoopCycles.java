@@ -145,9 +145,10 @@ final class LoopCycles {
                 handled[ba.blockOf[h]] = true;
             }
         }
+        int[][] pred = predecessors(succ);
         boolean[] used = new boolean[n];
         for (int head = 0; head < n && loops.size() < MAX_LOOPS; head++) {
-            Loop loop = loopAt(mn, owner, ba, covered, succ, handled, used, head, leaves);
+            Loop loop = loopAt(owner, ba, covered, succ, pred, handled, used, head, leaves);
             if (loop != null) {
                 loops.add(loop);
                 for (int b = 0; b < n; b++) {
@@ -158,7 +159,7 @@ final class LoopCycles {
         return loops;
     }
 
-    private static Loop loopAt(MethodNode mn, String owner, BlockAnalysis ba, boolean[] covered, int[][] succ,
+    private static Loop loopAt(String owner, BlockAnalysis ba, boolean[] covered, int[][] succ, int[][] pred,
                                boolean[] handled, boolean[] used, int head, Map<String, Leaf> leaves) {
         int n = succ.length;
         // The back edges' sources: blocks at or after the header that jump to it.
@@ -176,7 +177,6 @@ final class LoopCycles {
             return null;
         }
         // The natural loop: everything that reaches a back edge's source without passing the header.
-        int[][] pred = predecessors(succ);
         body[head] = true;
         while (!todo.isEmpty()) {
             int b = todo.remove(todo.size() - 1);

@@ -14,8 +14,12 @@ public interface TraceSink {
     /** An empty buffer of at least {@code size} events (recycled ones first). */
     int[] takeBuffer(int size);
 
-    /** {@code count} event words of stream {@code stream}, the first at index {@code first}. */
-    void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle, int records, int represented);
+    /**
+     * {@code count} event words of stream {@code stream}, the first at index {@code first};
+     * {@code recordWords} of them are loop records, which stand for {@code represented} events.
+     */
+    void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle, int recordWords,
+                      int represented);
 
     /** A thread was registered: describe it in the thread table. */
     void threadStarted(ThreadTrace trace, Thread thread);
@@ -53,7 +57,7 @@ public interface TraceSink {
     final class Discard implements TraceSink {
         @Override public int[] takeBuffer(int size) { return new int[size]; }
         @Override public void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle,
-                                           int records, int represented) {}
+                                           int recordWords, int represented) {}
         @Override public void threadStarted(ThreadTrace trace, Thread thread) {}
         @Override public void loaderSeen(int id, String description) {}
         @Override public void classSeenLate(int id, String name, int loaderId, String loader, boolean hidden,
