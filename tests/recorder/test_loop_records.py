@@ -167,3 +167,17 @@ def test_both_traces_are_sound_and_replay_the_same_counts(both):
     assert max(counts[0]["longLoop"]) >= 2 * 1_200_000
     # mix's calls, all from loops whose records stand for them (its body written in place).
     assert counts[0]["mix"] == [1000 + 1003 + 2 * 1 + 201 + 204 + 700_000]
+
+
+@pytest.mark.parametrize("args, status", [((), 1), (("exit",), 3)])
+def test_a_daemon_storing_records_at_exit_leaves_a_sound_trace(record, default_jdk, args, status):
+    """The final flush takes a running daemon's buffer while it stores loop records: the chunk's
+    event count comes from the words taken (ThreadTrace.loopCounts), and the thread's end record
+    from the flush, not from its position afterwards. Either failed about one run in three."""
+    for _ in range(3):
+        run = record("loop_daemon", default_jdk, args)
+        assert run.exit_code == status, run.describe()
+        report = run_check(run.trace_dir)
+        assert report.count(ERROR) == report.count(WARNING) == 0, report.findings
+        steps, _ = log_counts(run)
+        assert steps > 1_000_000

@@ -36,12 +36,13 @@ public final class TraceWriter implements Runnable {
         final int flags;
         final boolean recycle;
         final long nanos;
-        final int records;
+        /** Words of loop records among {@code words}, and the events they stand for (ThreadTrace.putLoop). */
+        final int recordWords;
         final int represented;
 
-        Events(int stream, int[] words, int count, long first, int flags, boolean recycle, long nanos, int records,
+        Events(int stream, int[] words, int count, long first, int flags, boolean recycle, long nanos, int recordWords,
                int represented) {
-            this.records = records;
+            this.recordWords = recordWords;
             this.represented = represented;
             this.stream = stream;
             this.words = words;
@@ -133,8 +134,8 @@ public final class TraceWriter implements Runnable {
     private static final TraceSink SINK = new TraceSink() {
         @Override public int[] takeBuffer(int size) { return TraceWriter.takeBuffer(size); }
         @Override public void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle,
-                                           int records, int represented) {
-            TraceWriter.submitEvents(stream, words, count, first, flags, recycle, records, represented);
+                                           int recordWords, int represented) {
+            TraceWriter.submitEvents(stream, words, count, first, flags, recycle, recordWords, represented);
         }
         @Override public void threadStarted(ThreadTrace trace, Thread thread) { TraceWriter.threadStarted(trace, thread); }
         @Override public void loaderSeen(int id, String description) { TraceWriter.loaderSeen(id, description); }
@@ -257,13 +258,8 @@ public final class TraceWriter implements Runnable {
      * With {@code recycle} the writer owns {@code words} afterwards. Blocks while too many bytes
      * wait for the writer (back-pressure), except on the writer thread itself.
      */
-    public static void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle) {
-        submitEvents(stream, words, count, first, flags, recycle, 0, 0);
-    }
-
-    /** With {@code records} words of loop records among the words, which stand for {@code represented} events. */
     public static void submitEvents(int stream, int[] words, int count, long first, int flags, boolean recycle,
-                                    int records, int represented) {
+                                    int recordWords, int represented) {
         if (stopped) {
             throw new IllegalStateException("trace writer stopped");
         }
@@ -285,7 +281,7 @@ public final class TraceWriter implements Runnable {
             }
             inFlightBytes += bytes;
         }
-        QUEUE.add(new Events(stream, words, count, first, flags, recycle, System.nanoTime(), records, represented));
+        QUEUE.add(new Events(stream, words, count, first, flags, recycle, System.nanoTime(), recordWords, represented));
     }
 
     /** Thread.isVirtual (JDK 21+), looked up once at start-up; null on JDK 17. */
@@ -472,7 +468,7 @@ public final class TraceWriter implements Runnable {
         long first = ev.first;
         ClockRecords ready = READY;
         if (!shared) {
-            ENTRY_BLOCKS.count(ev.stream, ev.words, ev.count, ev.first, ev.records, ev.represented, ready);
+            ENTRY_BLOCKS.count(ev.stream, ev.words, ev.count, ev.first, ev.recordWords, ev.represented, ready);
             count = ENTRY_BLOCKS.events;
             first = ENTRY_BLOCKS.first;
         }
@@ -572,13 +568,13 @@ public final class TraceWriter implements Runnable {
         if (!t.markFinished()) {
             return;
         }
-        t.finish(alive);
+        long end = t.finish(alive);
         lostEvents += t.lostEvents();
         threadCount++;
         long nanos = System.nanoTime();
-        QUEUE.add(new Ended(t.index, nameOf(t.thread()), t.position(), nanos, alive));
+        QUEUE.add(new Ended(t.index, nameOf(t.thread()), end, nanos, alive));
         if (!shared) {
-            QUEUE.add(new Clock(new long[] {t.index, t.position(), nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
+            QUEUE.add(new Clock(new long[] {t.index, end, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
         }
     }
 

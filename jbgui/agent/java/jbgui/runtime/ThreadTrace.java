@@ -425,8 +425,13 @@ public final class ThreadTrace {
         }
     }
 
-    /** The final flush of a thread, by the writer: the rest of the buffer, then closed. */
-    public synchronized void finish(boolean alive) {
+    /**
+     * The final flush of a thread, by the writer: the rest of the buffer, then closed. Returns the
+     * thread's stream length: a thread still running (a daemon at exit) goes on storing into the
+     * closed buffer, so {@link #position} read afterwards would count words that never reach the
+     * trace.
+     */
+    public synchronized long finish(boolean alive) {
         guard++;
         try {
             int n = pos;
@@ -436,14 +441,54 @@ public final class ThreadTrace {
                 int flags = EventLayout.CHUNK_FLAG_FINAL_FLUSH | (alive ? 0 : EventLayout.CHUNK_FLAG_LAST)
                         | (lostBefore ? EventLayout.CHUNK_FLAG_LOST_BEFORE : 0);
                 int[] copy = java.util.Arrays.copyOf(buf, n);
-                TraceSink.current().submitEvents(index, copy, n, base, flags, false, recordWords, represented);
+                // A thread that is still running may be storing a loop record right now: its count
+                // fields and its position need not agree, so the copied words are counted instead,
+                // and a record the copy cut off is left out.
+                int[] counts = loopCounts(copy, n);
+                n = counts[0];
+                TraceSink.current().submitEvents(index, copy, n, base, flags, false, counts[1], counts[2]);
                 base += n;
             }
             pos = 0;
             closed = true;
+            return base;
         } finally {
             guard--;
         }
+    }
+
+    /**
+     * {@code {words kept, words of loop records, events they stand for}} among {@code w[0, n)}; the
+     * words kept end before a loop record that does not fit (see {@link #finish}).
+     */
+    static int[] loopCounts(int[] w, int n) {
+        int recordWords = 0;
+        int events = 0;
+        int i = 0;
+        while (i < n) {
+            int x = w[i];
+            if ((x >>> EventLayout.TYPE_SHIFT) != EventLayout.TYPE_EXTENDED
+                    || ((x >>> EventLayout.SUBTYPE_SHIFT) & 7) != EventLayout.EXT_LOOP
+                    || (x & EventLayout.LOOP_CYCLE_FLAG) != 0) {
+                i++;
+                continue;
+            }
+            if (i + 2 >= n) {
+                return new int[] {i, recordWords, events};
+            }
+            int steps = x & EventLayout.LOOP_STEPS_MAX;
+            int back = (x >>> EventLayout.LOOP_STEPS_BITS) & 63;
+            int mask = w[i + 2] & (EventLayout.LOOP_CYCLE_FLAG - 1);
+            int call = i + 3 < n ? w[i + 3] : 0;
+            boolean calls = (call >>> EventLayout.TYPE_SHIFT) == EventLayout.TYPE_EXTENDED
+                    && ((call >>> EventLayout.SUBTYPE_SHIFT) & 7) == EventLayout.EXT_LOOP_CALL;
+            int k = calls ? (call & EventLayout.VALUE_MASK) >>> EventLayout.METHOD_BITS : 0;
+            int size = calls ? 4 : 3;
+            recordWords += size;
+            events += EventLayout.loopEvents(steps, back, mask, k, calls ? 1 : 0);
+            i += size;
+        }
+        return new int[] {n, recordWords, events};
     }
 
     private boolean finished;
