@@ -34,7 +34,7 @@ public final class Tracer {
     // are each larger than 35 bytes: they do their buffer work themselves rather than through
     // ThreadTrace's helpers, and the entry probes look the thread up themselves. So C1's code (the
     // profiled tier-3 code every method runs in before C2 compiles it) makes a plain static call
-    // per probe, and C2 inlines them where they run often. Measured on traced javac (farm-bench,
+    // per probe, and C2 inlines them where they run often. Measured on traced javac (paired timing,
     // 5 alternating pairs each, against the agent of commit fb97dea, whose probes were all within
     // 35 bytes and whose block probes all tested for a full buffer): with the untested block
     // probes but every probe still within 35 bytes, 1.031 of that agent's CPU; with the probes
@@ -57,7 +57,7 @@ public final class Tracer {
     // holds one word) goes to enterSlow, the one call C2 compiles into the caller per probe.
     // Against a call per case (the thread's lookup, the buffer's hand-over, the class lookup and
     // the identity hash behind it), level=method javac took 0.893 of the wall time with the
-    // own-class mark and the one-entry cache below, 0.969 with the cache alone (farm-bench, 4
+    // own-class mark and the one-entry cache below, 0.969 with the cache alone (paired timing, 4
     // pairs each; README, "What recording costs").
 
     public static ThreadTrace enter(int event) {
