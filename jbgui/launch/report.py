@@ -118,6 +118,9 @@ def format_summary(summary: TraceSummary, exit_status: int, wall_seconds: float)
     if summary.limits.get("method_ids_exhausted"):
         lines.append("  warning: the method id space ran out; classes loaded afterwards were not "
                      f"traced (see {AGENT_LOG})")
+    if summary.limits.get("virtual_threads_untraced"):
+        lines.append("  warning: the program ran virtual threads, which are not traced: what they ran is not "
+                     "in the trace")
     if summary.problem is not None:
         lines.append(f"jbtrace: {summary.problem}")
     return "\n".join(lines)

@@ -498,6 +498,10 @@ class _Checker:
         lost = counts.get("lost_events")
         if lost:
             r.add(WARNING, "trace.json", f"{lost} events were lost (the tracer could not flush)", "lost-events")
+        limits = self.metadata.get("limits")
+        if isinstance(limits, dict) and limits.get("virtual_threads_untraced") is True:
+            r.add(WARNING, "trace.json", "the program ran virtual threads, which are not traced: what they ran "
+                  "is not in the trace", "virtual-threads-untraced")
         if all(s.readable and not s.damaged and not s.cut_off for s in self.streams):
             for key, have, what in (("events", self.r.stats["events"], "the streams hold"),
                                     ("chunks", self.r.stats["chunks"], "the streams hold")):

@@ -35,7 +35,7 @@ _SCHEMA = {
     "event_layout": {"type_bits": int, "method_bits": int, "block_bits": int},
     "counts": {"threads": _COUNT, "classes": _COUNT, "classes_instrumented": _COUNT, "methods": _COUNT,
                "events": _COUNT, "chunks": _COUNT, "event_bytes": _COUNT, "lost_events": _COUNT},
-    "limits": {"method_ids_exhausted": bool, "classes_not_instrumented": _COUNT},
+    "limits": {"method_ids_exhausted": bool, "classes_not_instrumented": _COUNT, "virtual_threads_untraced": bool},
 }
 
 

@@ -2,7 +2,6 @@ package jbgui.agent;
 
 import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.text.SimpleDateFormat;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -10,6 +9,8 @@ import java.util.Date;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+
+import jbgui.output.Utf8;
 
 /**
  * The agent's options: {@code -javaagent:jbgui-agent.jar=key=value,key=value}. {@code config=FILE}
@@ -165,18 +166,31 @@ final class Options {
         }
     }
 
+    /** An include, exclude or events file is a list of names: anything larger is not one. */
+    private static final int MAX_LIST_FILE_BYTES = 16 << 20;
+
     private static List<String> lines(String path, String what) {
         File f = new File(path);
         if (!f.isFile()) {
             throw new AgentError(what + " file not found: " + f.getAbsolutePath());
         }
         // java.io, not java.nio.file: NIO would leave a per-thread buffer cache on the main thread
-        // that the program's thread exit then cleans up in the trace.
-        try (java.io.BufferedReader in = new java.io.BufferedReader(
-                new java.io.InputStreamReader(new java.io.FileInputStream(f), StandardCharsets.UTF_8))) {
+        // that the program's thread exit then cleans up in the trace. Decoded whole rather than
+        // through a Reader: a reader's classes, like every JDK class the agent loads before it
+        // instruments the loaded ones, would be one more class to redefine (Utf8).
+        if (f.length() > MAX_LIST_FILE_BYTES) {
+            throw new AgentError(what + " file " + f.getAbsolutePath() + " is over " + MAX_LIST_FILE_BYTES + " bytes");
+        }
+        try (java.io.FileInputStream in = new java.io.FileInputStream(f)) {
+            byte[] bytes = in.readNBytes(MAX_LIST_FILE_BYTES + 1);
+            String text = Utf8.string(bytes, 0, bytes.length);
             List<String> lines = new ArrayList<>();
-            for (String line = in.readLine(); line != null; line = in.readLine()) {
-                lines.add(line);
+            int from = 0;
+            while (from < text.length()) {
+                int nl = text.indexOf('\n', from);
+                int to = nl < 0 ? text.length() : nl;
+                lines.add(to > from && text.charAt(to - 1) == '\r' ? text.substring(from, to - 1) : text.substring(from, to));
+                from = to + 1;
             }
             return lines;
         } catch (IOException e) {

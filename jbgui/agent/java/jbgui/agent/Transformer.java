@@ -134,7 +134,7 @@ final class Transformer implements ClassFileTransformer {
                 .append(o.selected("receiver_type")).append(o.selected("exception_exit"))
                 .append(o.blocking && o.mode != 1).append(o.entryElision()).append(o.loopRecords());
         java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-        byte[] b = k.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] b = k.toString().getBytes(jbgui.output.Utf8.CHARSET);
         crc.update(b, 0, b.length);
         String feature = System.getProperty("java.specification.version");
         return "jdk" + feature + "-" + Long.toHexString(crc.getValue()) + "-" + Integer.toHexString(k.toString().hashCode());

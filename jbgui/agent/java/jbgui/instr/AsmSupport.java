@@ -1,8 +1,6 @@
 package jbgui.instr;
 
-import java.lang.reflect.Field;
-
-import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.ClassReader;
 
 /**
  * Class files newer than the ASM on this machine. Debian's ASM 9.4 refuses class files of JDK 21
@@ -16,17 +14,24 @@ public final class AsmSupport {
     /** The highest class-file major version this ASM reads. */
     public static final int MAX_MAJOR = maxMajor();
 
-    private static int maxMajor() {
+    /**
+     * Asks ASM's own reader: the first major version whose bare header (magic, version and an
+     * empty constant pool) its constructor refuses. Not by reading the {@code Opcodes.V*} fields
+     * by reflection, as before: that loaded five JDK classes (field accessors) before the agent
+     * instruments the loaded classes, each one more to redefine (jbgui.output.Utf8).
+     */
+    static int maxMajor() {
+        byte[] header = {(byte) 0xCA, (byte) 0xFE, (byte) 0xBA, (byte) 0xBE, 0, 0, 0, 0, 0, 1};
         int max = 52;
-        for (Field f : Opcodes.class.getFields()) {
-            String n = f.getName();
-            if (n.length() > 1 && n.charAt(0) == 'V' && Character.isDigit(n.charAt(1)) && f.getType() == int.class) {
-                try {
-                    max = Math.max(max, f.getInt(null) & 0xFFFF);
-                } catch (IllegalAccessException e) {
-                    // Public constants; cannot happen.
-                }
+        for (int major = 53; major <= 0xFFFF; major++) {
+            header[6] = (byte) (major >>> 8);
+            header[7] = (byte) major;
+            try {
+                new ClassReader(header);
+            } catch (IllegalArgumentException e) {
+                break;
             }
+            max = major;
         }
         return max;
     }

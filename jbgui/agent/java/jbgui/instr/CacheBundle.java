@@ -7,10 +7,11 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32;
+
+import jbgui.output.Utf8;
 
 /**
  * The cached classes that the JVM loaded before the agent ({@link ClassCache}), in one file per
@@ -73,7 +74,7 @@ final class CacheBundle {
         int p = 0;
         for (int i = 0; i < count; i++) {
             int nameLength = readInt(p, 4);
-            String name = new String(classes, p + 4, nameLength, StandardCharsets.UTF_8);
+            String name = new String(classes, p + 4, nameLength, Utf8.CHARSET);
             p += 4 + nameLength;
             int record = readInt(p + 12, 4);
             put(name, p);
@@ -292,7 +293,7 @@ final class CacheBundle {
                 if (templateAt + length > Integer.MAX_VALUE - HEADER) {
                     break;
                 }
-                byte[] name = e.name.getBytes(StandardCharsets.UTF_8);
+                byte[] name = e.name.getBytes(Utf8.CHARSET);
                 writeInt(classes, four, name.length);
                 classes.write(name);
                 writeInt(classes, four, c.originalCrc);

@@ -123,7 +123,7 @@ final class CachedClass {
         int i = 0;
         while (true) {
             int m = nextMark(t, i);
-            byte[] part = t.substring(i, m < 0 ? t.length() : m).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] part = t.substring(i, m < 0 ? t.length() : m).getBytes(jbgui.output.Utf8.CHARSET);
             p.add(part);
             text += part.length;
             if (m < 0) {
@@ -222,7 +222,7 @@ final class CachedClass {
      */
     void writeTo(java.io.OutputStream out, ClassPlan plan, int base, String status) throws java.io.IOException {
         ensureTemplate();
-        byte[] open = plan.openTag(classAttributes, status).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] open = plan.openTag(classAttributes, status).getBytes(jbgui.output.Utf8.CHARSET);
         // The element is built in one array and written with one call: the output stream's write
         // is synchronized, and a big class has tens of thousands of parts.
         int ids = tplParts - 1;
@@ -259,7 +259,7 @@ final class CachedClass {
         out.write(x, 0, n + CLASS_END.length);
     }
 
-    private static final byte[] CLASS_END = "</class>\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    private static final byte[] CLASS_END = "</class>\n".getBytes(jbgui.output.Utf8.CHARSET);
 
     /**
      * Finds the event constants that instrumentation added: the pool's ints that the original
@@ -335,12 +335,12 @@ final class CachedClass {
      */
     void writeHead(java.io.OutputStream out) throws IOException {
         ensureTemplate();
-        byte[] attrs = classAttributes.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] attrs = classAttributes.getBytes(jbgui.output.Utf8.CHARSET);
         StringBuilder w = new StringBuilder();
         for (String warning : warnings) {
             w.append(warning).append('\n');
         }
-        byte[] warn = w.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] warn = w.toString().getBytes(jbgui.output.Utf8.CHARSET);
         byte[] b = new byte[HEADER + bytesLength + 5 * offsets.length + attrs.length + warn.length];
         int[] header = {MAGIC, bytesLength, offsets.length, idCount, attrs.length, warn.length, tplParts, tplText};
         for (int i = 0; i < header.length; i++) {
@@ -491,10 +491,10 @@ final class CachedClass {
         for (int i = 0; i < n; i++) {
             extendedWord[i] = data[p++] != 0;
         }
-        classAttributes = new String(data, p, attrs, java.nio.charset.StandardCharsets.UTF_8);
+        classAttributes = new String(data, p, attrs, jbgui.output.Utf8.CHARSET);
         p += attrs;
         if (warn > 0) {
-            for (String warning : new String(data, p, warn, java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+            for (String warning : new String(data, p, warn, jbgui.output.Utf8.CHARSET).split("\n")) {
                 if (!warning.isEmpty()) {
                     warnings.add(warning);
                 }

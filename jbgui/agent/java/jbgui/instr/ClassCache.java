@@ -10,7 +10,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.Adler32;
 import java.util.zip.CRC32;
 
@@ -87,14 +87,16 @@ public final class ClassCache {
     }
 
     // What served the classes of this run, for agent.log (summary): [JDK, app] x [served, instrumented afresh].
-    private final AtomicIntegerArray counts = new AtomicIntegerArray(4);
+    // AtomicIntegers: an AtomicIntegerArray's VarHandle classes would be loaded before the agent
+    // instruments the loaded classes, each one more to redefine (jbgui.output.Utf8).
+    private final AtomicInteger[] counts = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
 
     /** "class cache: N of M classes from the cache, K of them the program's" for agent.log. */
     public String summary() {
-        int jdkServed = counts.get(0);
-        int jdkStored = counts.get(1);
-        int appServed = counts.get(2);
-        int appStored = counts.get(3);
+        int jdkServed = counts[0].get();
+        int jdkStored = counts[1].get();
+        int appServed = counts[2].get();
+        int appStored = counts[3].get();
         return "class cache served " + (jdkServed + appServed) + " of " + (jdkServed + jdkStored + appServed + appStored)
                 + " classes loaded after start-up and instrumented (the program's own: " + appServed + " of "
                 + (appServed + appStored) + "); " + dir;
@@ -271,7 +273,7 @@ public final class ClassCache {
             c.originalCrc = key.crc;
             c.originalLength = key.length;
             if (!preloaded) {
-                counts.incrementAndGet(key.app ? 2 : 0);
+                counts[key.app ? 2 : 0].incrementAndGet();
             }
             if (key.app && System.currentTimeMillis() - modified > TOUCH_AFTER_MILLIS) {
                 f.setLastModified(System.currentTimeMillis());
@@ -296,7 +298,7 @@ public final class ClassCache {
     /** The class is instrumented afresh (and stored once described, on the writer thread). */
     private void missed(Key key, boolean preloaded) {
         if (!preloaded) {
-            counts.incrementAndGet(key.app ? 3 : 1);
+            counts[key.app ? 3 : 1].incrementAndGet();
         }
     }
 

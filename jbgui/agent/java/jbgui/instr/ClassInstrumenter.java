@@ -34,14 +34,21 @@ public final class ClassInstrumenter {
         this.elements = new MethodElements(options.instructions, options.listingSeparator);
     }
 
-    /** Nanoseconds spent per phase (read, analyse, probe, write, describe), for agent.log. */
-    public static final java.util.concurrent.atomic.AtomicLongArray PHASE_NANOS = new java.util.concurrent.atomic.AtomicLongArray(6);
+    /**
+     * Nanoseconds spent per phase (read, analyse, probe, write, describe, cache), for agent.log.
+     * AtomicLongs rather than an AtomicLongArray, whose VarHandles would be five more JDK classes
+     * loaded before the agent instruments the loaded ones (jbgui.output.Utf8 says why that costs).
+     */
+    public static final java.util.concurrent.atomic.AtomicLong[] PHASE_NANOS = {
+        new java.util.concurrent.atomic.AtomicLong(), new java.util.concurrent.atomic.AtomicLong(),
+        new java.util.concurrent.atomic.AtomicLong(), new java.util.concurrent.atomic.AtomicLong(),
+        new java.util.concurrent.atomic.AtomicLong(), new java.util.concurrent.atomic.AtomicLong()};
 
     public static String phaseSummary() {
         String[] names = {"read", "analyse", "probe", "write", "describe", "cache"};
         StringBuilder s = new StringBuilder();
         for (int i = 0; i < names.length; i++) {
-            s.append(i == 0 ? "" : ", ").append(names[i]).append(' ').append(PHASE_NANOS.get(i) / 1_000_000).append(" ms");
+            s.append(i == 0 ? "" : ", ").append(names[i]).append(' ').append(PHASE_NANOS[i].get() / 1_000_000).append(" ms");
         }
         return s.toString();
     }
@@ -83,7 +90,7 @@ public final class ClassInstrumenter {
             public String toString() {
                 long t3 = System.nanoTime();
                 String xml = elements.describe(described, plan, describedFacts, result, describedOnly);
-                PHASE_NANOS.addAndGet(4, System.nanoTime() - t3);
+                PHASE_NANOS[4].addAndGet(System.nanoTime() - t3);
                 return xml;
             }
         };
@@ -101,7 +108,7 @@ public final class ClassInstrumenter {
         final ClassCache.Key key = cacheable ? cache.key(plan.name, original, !plan.jdk) : null;
         int crc = cacheable ? key.crc : 0;
         CachedClass c = cacheable ? cache.load(key, plan.preloaded) : null;
-        PHASE_NANOS.addAndGet(5, System.nanoTime() - t0);
+        PHASE_NANOS[5].addAndGet(System.nanoTime() - t0);
         final boolean fresh = c == null;
         if (c == null) {
             c = relative(original, plan);
@@ -148,7 +155,7 @@ public final class ClassInstrumenter {
                 if (cacheable && fresh) {
                     cache.store(key, cc);
                 }
-                PHASE_NANOS.addAndGet(4, System.nanoTime() - t3);
+                PHASE_NANOS[4].addAndGet(System.nanoTime() - t3);
             }
         };
         return result;
@@ -176,7 +183,7 @@ public final class ClassInstrumenter {
             public void writeTo(java.io.OutputStream out) throws java.io.IOException {
                 long t3 = System.nanoTime();
                 cc.writeTo(out, plan, base, MethodElements.status(plan, true, false));
-                PHASE_NANOS.addAndGet(4, System.nanoTime() - t3);
+                PHASE_NANOS[4].addAndGet(System.nanoTime() - t3);
             }
         };
         return result;
@@ -228,10 +235,10 @@ public final class ClassInstrumenter {
             ClassReader cr = new ClassReader(readable);
             cn = readTree(cr, major, describeOnly);
             long t1 = System.nanoTime();
-            PHASE_NANOS.addAndGet(0, t1 - t0);
+            PHASE_NANOS[0].addAndGet(t1 - t0);
             List<MethodFacts> current = analyze(cn, cr, readable, plan, result);
             t0 = System.nanoTime();
-            PHASE_NANOS.addAndGet(1, t0 - t1);
+            PHASE_NANOS[1].addAndGet(t0 - t1);
             if (facts == null) {
                 int first = allocate(current, ids);
                 if (first < 0) {
@@ -269,13 +276,13 @@ public final class ClassInstrumenter {
                 probe(cn, plan, f, facts.get(0).id, result, leaves);
             }
             long t2 = System.nanoTime();
-            PHASE_NANOS.addAndGet(2, t2 - t0);
+            PHASE_NANOS[2].addAndGet(t2 - t0);
             try {
                 ClassWriter cw = new ClassWriter(cr, 0);
                 cn.accept(cw);
                 result.bytes = cw.toByteArray();
                 t0 = System.nanoTime();
-                PHASE_NANOS.addAndGet(3, t0 - t2);
+                PHASE_NANOS[3].addAndGet(t0 - t2);
                 break;
             } catch (MethodTooLargeException e) {
                 String key = e.getMethodName() + e.getDescriptor();

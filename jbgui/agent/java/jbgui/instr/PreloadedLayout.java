@@ -4,11 +4,11 @@ import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32;
 
+import jbgui.output.Utf8;
 import jbgui.output.XmlFragment;
 
 /**
@@ -256,7 +256,7 @@ public final class PreloadedLayout {
             if (s.xml instanceof XmlFragment) {
                 ((XmlFragment) s.xml).writeTo(out);
             } else {
-                out.write(String.valueOf(s.xml).getBytes(StandardCharsets.UTF_8));
+                out.write(String.valueOf(s.xml).getBytes(Utf8.CHARSET));
             }
             return true;
         } catch (CachedClass.DamagedTemplate e) {
@@ -269,7 +269,7 @@ public final class PreloadedLayout {
     static long signature(Slot[] filled) {
         long h = 0xcbf29ce484222325L;
         for (Slot s : filled) {
-            byte[] name = s.name.getBytes(StandardCharsets.UTF_8);
+            byte[] name = s.name.getBytes(Utf8.CHARSET);
             for (byte b : name) {
                 h = (h ^ (b & 0xFF)) * 0x100000001b3L;
             }

@@ -5,9 +5,6 @@ import java.io.File;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -124,8 +121,8 @@ public final class TraceWriter implements Runnable {
     /** Clock records mapped and ready to be written (the writer thread's only). */
     private static final ClockRecords READY = new ClockRecords();
     private static OutputStream staticXml;
-    private static Writer threadsJsonl;
-    private static Writer agentLog;
+    private static Utf8.TextFile threadsJsonl;
+    private static Utf8.TextFile agentLog;
     private static OutputStream clockBin;
     private static final ChunkEncoder ENCODER = new ChunkEncoder();
 
@@ -199,7 +196,7 @@ public final class TraceWriter implements Runnable {
         staticXml = new BufferedOutputStream(new FileOutputStream(new File(dir, "static.xml")), 1 << 18);
         staticXml.write(("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<static_information format_version=\""
                 + EventLayout.FORMAT_VERSION + "\" metric_names=\"" + MetricNames.JOINED + "\">\n")
-                .getBytes(StandardCharsets.UTF_8));
+                .getBytes(Utf8.CHARSET));
         staticXml.flush();
         threadsJsonl = writer("threads.jsonl");
         agentLog = writer("agent.log");
@@ -211,10 +208,9 @@ public final class TraceWriter implements Runnable {
         clockBin.write(header);
         clockBin.flush();
         writeTraceJson("running", null);
-        try {
-            isVirtual = Thread.class.getMethod("isVirtual");
-        } catch (NoSuchMethodException e) {
-            isVirtual = null; // JDK 17 has no virtual threads
+        if (jbgui.runtime.ThreadObjects.virtualThreadsUnrecognised()) {
+            log("warning: java.lang.BaseVirtualThread not found: virtual threads cannot be told apart,"
+                    + " and what they run may be missing from the trace without trace.json saying so");
         }
         // Load and exercise what the writer thread needs now, so that the program never sees
         // the tracer's own class loading later.
@@ -235,9 +231,8 @@ public final class TraceWriter implements Runnable {
         started = true;
     }
 
-    private static Writer writer(String name) throws IOException {
-        return new OutputStreamWriter(new BufferedOutputStream(new FileOutputStream(new File(dir, name)), 1 << 16),
-                StandardCharsets.UTF_8);
+    private static Utf8.TextFile writer(String name) throws IOException {
+        return new Utf8.TextFile(new File(dir, name), 1 << 16);
     }
 
     // ---------------------------------------------------------------- called by recording threads
@@ -284,16 +279,8 @@ public final class TraceWriter implements Runnable {
         QUEUE.add(new Events(stream, words, count, first, flags, recycle, System.nanoTime(), recordWords, represented));
     }
 
-    /** Thread.isVirtual (JDK 21+), looked up once at start-up; null on JDK 17. */
-    private static java.lang.reflect.Method isVirtual;
-
     public static void threadStarted(ThreadTrace trace, Thread thread) {
-        boolean virtual = false;
-        try {
-            virtual = isVirtual != null && (Boolean) isVirtual.invoke(thread);
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            // Leave it false.
-        }
+        boolean virtual = jbgui.runtime.ThreadObjects.isVirtual(thread);
         // Each property on its own: threads attached by the JVM itself (DestroyJavaVM on JDK 25)
         // may lack parts of their state.
         String name = null;
@@ -422,7 +409,7 @@ public final class TraceWriter implements Runnable {
                     if (t.text instanceof XmlFragment) {
                         ((XmlFragment) t.text).writeTo(staticXml);
                     } else {
-                        staticXml.write(String.valueOf(t.text).getBytes(StandardCharsets.UTF_8));
+                        staticXml.write(String.valueOf(t.text).getBytes(Utf8.CHARSET));
                     }
                 } catch (IOException e) {
                     throw e;
@@ -432,7 +419,7 @@ public final class TraceWriter implements Runnable {
                 }
                 return;
             }
-            Writer w = t.file == THREADS ? threadsJsonl : agentLog;
+            Utf8.TextFile w = t.file == THREADS ? threadsJsonl : agentLog;
             w.write(String.valueOf(t.text));
         } else if (item instanceof Clock) {
             writeClock((Clock) item);
@@ -617,13 +604,17 @@ public final class TraceWriter implements Runnable {
                         + waitNanos / 1_000_000 + " ms in all; " + ENTRY_BLOCKS.insertedTotal
                         + " of them first blocks implied by their method's start, " + ENTRY_BLOCKS.loopEventsTotal
                         + " steps of loops in " + ENTRY_BLOCKS.loopWordsTotal + " words of loop records\n");
+                if (ThreadRegistry.virtualThreadsUntraced()) {
+                    agentLog.write("warning: virtual threads ran and were not traced: what they ran is not in the trace"
+                            + " (trace.json: limits.virtual_threads_untraced)\n");
+                }
             }
             for (OutputStream out : STREAMS) {
                 if (out != null) {
                     out.close();
                 }
             }
-            staticXml.write("</static_information>\n".getBytes(StandardCharsets.UTF_8));
+            staticXml.write("</static_information>\n".getBytes(Utf8.CHARSET));
             staticXml.close();
             threadsJsonl.close();
             agentLog.close();
@@ -688,9 +679,10 @@ public final class TraceWriter implements Runnable {
                 .append(", \"events\": ").append(events).append(", \"chunks\": ").append(chunks)
                 .append(", \"event_bytes\": ").append(eventBytes).append(", \"lost_events\": ").append(lostEvents).append("}");
         s.append(",\n  \"limits\": {\"method_ids_exhausted\": ").append(COUNTS.idsExhausted())
-                .append(", \"classes_not_instrumented\": ").append(COUNTS.notInstrumented()).append("}\n}\n");
+                .append(", \"classes_not_instrumented\": ").append(COUNTS.notInstrumented())
+                .append(", \"virtual_threads_untraced\": ").append(ThreadRegistry.virtualThreadsUntraced()).append("}\n}\n");
         File tmp = new File(dir, "trace.json.tmp");
-        try (Writer w = new OutputStreamWriter(new FileOutputStream(tmp), StandardCharsets.UTF_8)) {
+        try (Utf8.TextFile w = new Utf8.TextFile(tmp, 1 << 12)) {
             w.write(s.toString());
         }
         File target = new File(dir, "trace.json");

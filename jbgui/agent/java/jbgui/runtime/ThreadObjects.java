@@ -74,6 +74,32 @@ public final class ThreadObjects {
         U.putInt(buffer, INT_BASE + ((long) (index & (buffer.length - 1)) << INT_SHIFT), value);
     }
 
+    /**
+     * java.lang.BaseVirtualThread, the class of every virtual thread (JDK 21 to 25 at least:
+     * Thread.isVirtual() is that very test); null on JDK 17, which has none. Looked up rather than
+     * calling isVirtual by reflection, which would load the types of all of Thread's public
+     * methods before the agent instruments the loaded classes (jbgui.output.Utf8 says what that costs).
+     */
+    private static final Class<?> VIRTUAL_BASE = virtualBase();
+
+    private static Class<?> virtualBase() {
+        try {
+            return Class.forName("java.lang.BaseVirtualThread", false, null);
+        } catch (ClassNotFoundException e) {
+            return null;
+        }
+    }
+
+    /** Whether the JDK has virtual threads but not the class they are told apart by (then none is seen as one). */
+    public static boolean virtualThreadsUnrecognised() {
+        return VIRTUAL_BASE == null && Runtime.version().feature() >= 21;
+    }
+
+    /** Thread.isVirtual(), without running traced code. */
+    public static boolean isVirtual(Thread thread) {
+        return VIRTUAL_BASE != null && VIRTUAL_BASE.isInstance(thread);
+    }
+
     /** False while the constructor of {@code thread} has not yet given it its status holder. */
     static boolean canBlock(Thread thread) {
         return HOLDER < 0 || U.getReference(thread, HOLDER) != null;

@@ -88,7 +88,24 @@ public final class ThreadRegistry {
         }
     }
 
+    /**
+     * Set once a virtual thread ran instrumented code. Virtual threads are not traced yet: each
+     * would be a stream of its own, with an open file and a buffer while it lives, and a program
+     * may have millions. What they run is left out, and trace.json says so
+     * ({@code limits.virtual_threads_untraced}). Not in the table: an entry per virtual thread
+     * would keep every one of them, and their Thread objects, until the run ends.
+     */
+    private static volatile boolean virtualThreadsUntraced;
+
+    public static boolean virtualThreadsUntraced() {
+        return virtualThreadsUntraced;
+    }
+
     private static ThreadTrace register(Thread thread) {
+        if (ThreadObjects.isVirtual(thread)) {
+            virtualThreadsUntraced = true;
+            return null;
+        }
         if (!Tracer.active || !ThreadObjects.canBlock(thread)) {
             // Not yet (a thread the JVM attaches, inside its own Thread constructor): its events
             // are dropped until the object is whole, and the next one registers it.
