@@ -118,6 +118,14 @@ def default_jdk() -> Jdk:
     return JDKS[0]
 
 
+@pytest.fixture(scope="session")
+def newest_jdk() -> Jdk:
+    """The JDK of the newest release on the machine: for tests of what only new releases have."""
+    if not JDKS:
+        pytest.fail("no JDK with javac found: install openjdk-17-jdk-headless or set JAVA_HOME")
+    return max(JDKS, key=lambda j: j.release)
+
+
 # --------------------------------------------------------------------------------------------
 # The agent
 

@@ -570,7 +570,7 @@ class Analysis:
     def _replay_into(cls, trace, statics, work, stamp, progress, cancelled) -> dict:
         kstatic = R.kernel_statics(statics)
         state = R.new_state(statics)
-        problems = list(statics.problems)
+        problems = list(statics.problems) + _recording_limits(trace)
         indices = []
         for index in trace.stream_indices():
             # A stream that cannot be read (a FIFO, a device, unreadable, a link leading out or
@@ -705,6 +705,17 @@ def _records(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
             out[name] = arr[:, i]
     return out
 
+
+
+def _recording_limits(trace) -> list[str]:
+    """What trace.json says the recording left out, for the problems every view shows (Summary)."""
+    try:
+        limits = trace.metadata.get("limits")
+    except TraceError:
+        return []   # no usable trace.json: its readers say why
+    if isinstance(limits, dict) and limits.get("virtual_threads_untraced") is True:
+        return ["the program ran virtual threads, which are not traced: what they ran is not in the trace"]
+    return []
 
 def _totals(statics: Statics, state: K.State, results: dict) -> dict:
     counts = np.zeros(statics.n_blocks, np.int64)
