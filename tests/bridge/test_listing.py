@@ -13,9 +13,10 @@ from block_tuples import class_blocks, float_constants_by_value, listing_blocks
 from jbgui.bridge import BridgeError, ClassSource, class_source_for_trace, listing_for_trace
 from jbgui.bridge.jvm import java_release
 
-# (program, bba): branches and switches, handlers and finally copies, lambdas and invokedynamic.
+# (program, bba): branches and switches, handlers and finally copies, lambdas and invokedynamic,
+# loops whose static leaf calls the probes replace with the leaf's body (loop records).
 RECORDINGS = [("exception_paths", "default"), ("switches", "default"), ("finally_blocks", "default"),
-              ("lambdas", "default"), ("exception_paths", "precise")]
+              ("lambdas", "default"), ("exception_paths", "precise"), ("loop_records", "default")]
 JDK_SAMPLE = ("java/lang/String", "java/util/HashMap", "java/util/ArrayList", "java/lang/Integer",
               "java/lang/invoke/MethodHandles$Lookup", "java/util/concurrent/ConcurrentHashMap")
 

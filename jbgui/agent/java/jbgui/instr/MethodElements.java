@@ -267,10 +267,12 @@ final class MethodElements {
     private static int[] lineOfEach(MethodNode mn, BlockAnalysis ba) {
         int[] lines = new int[ba.insns.length];
         java.util.Map<LabelNode, Integer> lineAt = new java.util.IdentityHashMap<>();
+        java.util.Set<AbstractInsnNode> present = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         for (AbstractInsnNode n = mn.instructions.getFirst(); n != null; n = n.getNext()) {
             if (n instanceof LineNumberNode) {
                 lineAt.put(((LineNumberNode) n).start, ((LineNumberNode) n).line);
             }
+            present.add(n);
         }
         int current = 0;
         int k = 0;
@@ -279,6 +281,13 @@ final class MethodElements {
                 current = lineAt.get(n);
             } else if (n == ba.insns[k]) {
                 lines[k++] = current;
+                // An instruction the probes replaced is no longer in the list: a static leaf's
+                // call, whose body now stands in its place (ProbeInserter.inlined). It takes the
+                // line of the instruction before it, where it stood (its arguments' loads). The
+                // walk used to wait for it and gave every later instruction no line at all.
+                while (k < lines.length && !present.contains(ba.insns[k])) {
+                    lines[k++] = current;
+                }
             }
         }
         return lines;
