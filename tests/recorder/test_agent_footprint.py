@@ -116,3 +116,16 @@ def test_a_virtual_thread_is_traced_and_listed_as_virtual(program, jdk, record):
     assert starts["main"]["virtual"] is False
     calls = run_calls(run.trace_dir)
     assert any("Main.work(I)I" in line and line.startswith("vt-worker") for line in calls)
+
+
+def test_zlib_when_asked_for_writes_a_sound_trace(jdk, record, tmp_path):
+    # Deflater is made only when zlib is the codec (-Djbgui.codec=zlib, or no zstd): that path
+    # must still write every chunk.
+    log = tmp_path / "traced.log"
+    run = record("hello", jdk, jvm_args=["-Djbgui.codec=zlib", f"-Xlog:class+load=info:file={log}"])
+    assert run.exit_code == 0, run.describe()
+    assert "java.util.zip.Deflater" in loaded_before_instrumenting(log)
+    check = subprocess.run([sys.executable, "-m", "jbgui.cli.main", "check", str(run.trace_dir)], capture_output=True,
+                           text=True, timeout=120)
+    assert check.returncode == 0 and "sound" in check.stdout, check.stdout + check.stderr
+    assert run.trace_json()["counts"]["chunks"] > 0

@@ -33,6 +33,14 @@ def test_missing_include_file_stops_the_jvm(jdk, record, tmp_path):
     assert_stopped_before_main(run, str(missing))
 
 
+def test_an_include_file_of_absurd_size_stops_the_jvm(jdk, record, tmp_path):
+    huge = tmp_path / "include.txt"
+    with huge.open("wb") as out:
+        out.truncate(17 << 20)  # sparse: 17 MiB of zero bytes, over the agent's 16 MiB bound
+    run = record("hello", jdk, include=huge)
+    assert_stopped_before_main(run, str(huge), "is over")
+
+
 def test_unwritable_output_directory_stops_the_jvm(jdk, record, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory\n")

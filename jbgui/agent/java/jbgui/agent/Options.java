@@ -178,11 +178,13 @@ final class Options {
         // that the program's thread exit then cleans up in the trace. Decoded whole rather than
         // through a Reader: a reader's classes, like every JDK class the agent loads before it
         // instruments the loaded ones, would be one more class to redefine (Utf8).
-        if (f.length() > MAX_LIST_FILE_BYTES) {
-            throw new AgentError(what + " file " + f.getAbsolutePath() + " is over " + MAX_LIST_FILE_BYTES + " bytes");
-        }
         try (java.io.FileInputStream in = new java.io.FileInputStream(f)) {
+            // Read up to one byte over the bound, whatever length() says (a file still growing,
+            // or one of /proc, whose length is 0).
             byte[] bytes = in.readNBytes(MAX_LIST_FILE_BYTES + 1);
+            if (bytes.length > MAX_LIST_FILE_BYTES) {
+                throw new AgentError(what + " file " + f.getAbsolutePath() + " is over " + MAX_LIST_FILE_BYTES + " bytes");
+            }
             String text = Utf8.string(bytes, 0, bytes.length);
             List<String> lines = new ArrayList<>();
             int from = 0;

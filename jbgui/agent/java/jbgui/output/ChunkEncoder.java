@@ -20,8 +20,9 @@ import jbgui.runtime.EventLayout;
  * method id, which change rarely). Used by the writer thread only.
  */
 final class ChunkEncoder {
-    // Made only when zlib is the codec: otherwise its two classes would be JDK classes more that the
-    // agent loads before it instruments the loaded ones, each one more to redefine (Utf8).
+    // Made by use(null) only, when zlib is the codec (the writer calls use before its first
+    // chunk): otherwise its two classes would be JDK classes more that the agent loads before it
+    // instruments the loaded ones, each one more to redefine (Utf8).
     private Deflater deflater;
     private final CRC32 crc = new CRC32();
     private final byte[] header = new byte[EventLayout.CHUNK_HEADER_SIZE];
@@ -70,9 +71,6 @@ final class ChunkEncoder {
                 r[n + i] = (byte) (w >>> 8);
                 r[2 * n + i] = (byte) (w >>> 16);
                 r[3 * n + i] = (byte) (w >>> 24);
-            }
-            if (deflater == null) {
-                deflater = new Deflater(1);
             }
             deflater.reset();
             deflater.setInput(r, 0, size);

@@ -23,10 +23,6 @@ public final class Utf8 {
 
     public static final Charset CHARSET = Charset.forName("UTF-8");
 
-    public static byte[] bytes(String s) {
-        return s.getBytes(CHARSET);
-    }
-
     public static String string(byte[] b, int off, int len) {
         return new String(b, off, len, CHARSET);
     }
