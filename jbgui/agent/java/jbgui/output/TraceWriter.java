@@ -145,7 +145,7 @@ public final class TraceWriter implements Runnable {
             TraceWriter.blockingSample(stream, position, nanos, after);
         }
         @Override public void exactSample(int stream, long position, long nanos) {
-            QUEUE.add(new Clock(new long[] {stream, position, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
+            QUEUE.addQuietly(new Clock(new long[] {stream, position, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
         }
     };
 
@@ -309,8 +309,8 @@ public final class TraceWriter implements Runnable {
                 + ", \"name\": " + Json.quote(name) + ", \"daemon\": " + daemon
                 + ", \"virtual\": " + virtual + ", \"group\": " + Json.quote(group)
                 + ", \"nanos\": " + nanos + "}\n";
-        QUEUE.add(new Text(THREADS, line));
-        QUEUE.add(new Clock(new long[] {trace.index, 0, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
+        QUEUE.addQuietly(new Text(THREADS, line));
+        QUEUE.addQuietly(new Clock(new long[] {trace.index, 0, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
     }
 
     public static void loaderSeen(int id, String description) {
@@ -329,19 +329,19 @@ public final class TraceWriter implements Runnable {
      * {@code toString()}, called on the writer thread.
      */
     public static void staticInfo(Object xml) {
-        QUEUE.add(new Text(STATIC_XML, xml));
+        QUEUE.addQuietly(new Text(STATIC_XML, xml));
     }
 
     /** A line for agent.log. */
     public static void log(String message) {
-        QUEUE.add(new Text(LOG, message + "\n"));
+        QUEUE.addQuietly(new Text(LOG, message + "\n"));
     }
 
     /** An exact sample a thread takes around a call that may block (ThreadTrace.stamp). */
     public static void blockingSample(int stream, long position, long nanos, boolean after) {
         int flags = EventLayout.CLOCK_FLAG_EXACT | EventLayout.CLOCK_FLAG_BLOCKING
                 | (after ? EventLayout.CLOCK_FLAG_AFTER : 0);
-        QUEUE.add(new Clock(new long[] {stream, position, nanos, flags}, 1));
+        QUEUE.addQuietly(new Clock(new long[] {stream, position, nanos, flags}, 1));
     }
 
     static void clockSamples(long[] records, int count) {
