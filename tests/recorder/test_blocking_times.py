@@ -74,6 +74,25 @@ def measured_ms(measured, name):
     return dict((n, v) for n, v in measured if n != "spin")[name]
 
 
+def interpolated_ms(analysis, main, row) -> float:
+    """How long the clock samples around call ``row``'s first and last events span: the times
+    of events between two samples are interpolated, so a call's start or end may land anywhere
+    in its window. On a quiet machine a window is a fraction of a millisecond; under load a
+    thread may lose the processor inside one (CI once measured a wrapper 1.06 ms over the
+    program's own measurement)."""
+    clock = analysis.trace.clock()
+    mine = clock[clock["stream"] == main.index]
+    positions, nanos = mine["position"].astype(np.int64), mine["nanos"].astype(np.int64)
+    total = 0
+    for x in (int(main.calls.first[row]), int(main.calls.last[row])):
+        # A sample at position p was taken after p events: event x lies after the samples at
+        # positions up to x (a stamp pair around a blocking call shares one) and before those past it.
+        before, after = nanos[positions <= x], nanos[positions > x]
+        if len(before) and len(after):
+            total += int(after.min() - before.max())
+    return total / 1e6
+
+
 def test_stamps_are_recorded_by_default(jdk, replayed):
     *_, traced, _ = replayed
     assert traced.trace_json()["agent"]["options"]["blocking"] is True
@@ -236,5 +255,7 @@ def test_the_aggregated_views_weigh_a_blocking_call_by_its_wait(jdk, replayed, w
                 and tree.key[n] < (1 << 20))
     wrapper_ms = tree.inclusive("time")[node] / 1e6
     natives_ms = ms(main, the_native(jdk, names, wrapper, main)).sum()
-    assert ASKED_MS[wrapper] <= natives_ms <= wrapper_ms <= measured_ms(measured, wrapper) + 1.0, \
-        (natives_ms, wrapper_ms, measured)
+    (row,) = rows_of(names, WRAPPERS[wrapper])
+    slack_ms = 1.0 + interpolated_ms(analysis, main, row)
+    assert ASKED_MS[wrapper] <= natives_ms <= wrapper_ms <= measured_ms(measured, wrapper) + slack_ms, \
+        (natives_ms, wrapper_ms, slack_ms, measured)
