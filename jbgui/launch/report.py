@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jbgui import __version__
 from jbgui.model.errors import TraceError
-from jbgui.model.format.trace_json import read_trace_json
+from jbgui.model.format.trace_json import read_trace_json, untraced_virtual_threads
 
 LAUNCH_FILE = "launch.json"
 TRACE_FILE = "trace.json"
@@ -118,9 +118,9 @@ def format_summary(summary: TraceSummary, exit_status: int, wall_seconds: float)
     if summary.limits.get("method_ids_exhausted"):
         lines.append("  warning: the method id space ran out; classes loaded afterwards were not "
                      f"traced (see {AGENT_LOG})")
-    if summary.limits.get("virtual_threads_untraced"):
-        lines.append("  warning: the program ran virtual threads, which are not traced: what they ran is not "
-                     "in the trace")
+    untraced = untraced_virtual_threads(summary.limits)
+    if untraced:
+        lines.append(f"  warning: {untraced}")
     if summary.problem is not None:
         lines.append(f"jbtrace: {summary.problem}")
     return "\n".join(lines)

@@ -40,6 +40,7 @@ from jbgui.model import replay_kernel as K
 from jbgui.model import store as S
 from jbgui.model.errors import TraceError
 from jbgui.model.format.files import open_file
+from jbgui.model.format.trace_json import untraced_virtual_threads
 from jbgui.model.statics import Statics, load_statics
 from jbgui.model.tracedir import TraceDir, stream_event_count
 
@@ -710,12 +711,11 @@ def _records(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def _recording_limits(trace) -> list[str]:
     """What trace.json says the recording left out, for the problems every view shows (Summary)."""
     try:
-        limits = trace.metadata.get("limits")
+        untraced = untraced_virtual_threads(trace.metadata.get("limits"))
     except TraceError:
         return []   # no usable trace.json: its readers say why
-    if isinstance(limits, dict) and limits.get("virtual_threads_untraced") is True:
-        return ["the program ran virtual threads, which are not traced: what they ran is not in the trace"]
-    return []
+    return [untraced] if untraced else []
+
 
 def _totals(statics: Statics, state: K.State, results: dict) -> dict:
     counts = np.zeros(statics.n_blocks, np.int64)

@@ -36,7 +36,7 @@ from jbgui.model.format.files import is_directory
 from jbgui.model.format.chunks import Status, StreamHeaderError, StreamReader
 from jbgui.model.format.thread_table import MAX_INDEX, ThreadEntry  # noqa: F401 (part of this module's API)
 from jbgui.model.format.thread_table import read_thread_table as _read_threads
-from jbgui.model.format.trace_json import TraceJsonError, read_trace_json
+from jbgui.model.format.trace_json import TraceJsonError, read_trace_json, untraced_virtual_threads
 
 FATAL, ERROR, WARNING, NOTE = "fatal", "error", "warning", "note"
 SEVERITIES = (FATAL, ERROR, WARNING, NOTE)
@@ -498,10 +498,9 @@ class _Checker:
         lost = counts.get("lost_events")
         if lost:
             r.add(WARNING, "trace.json", f"{lost} events were lost (the tracer could not flush)", "lost-events")
-        limits = self.metadata.get("limits")
-        if isinstance(limits, dict) and limits.get("virtual_threads_untraced") is True:
-            r.add(WARNING, "trace.json", "the program ran virtual threads, which are not traced: what they ran "
-                  "is not in the trace", "virtual-threads-untraced")
+        untraced = untraced_virtual_threads(self.metadata.get("limits"))
+        if untraced:
+            r.add(WARNING, "trace.json", untraced, "virtual-threads-untraced")
         if all(s.readable and not s.damaged and not s.cut_off for s in self.streams):
             for key, have, what in (("events", self.r.stats["events"], "the streams hold"),
                                     ("chunks", self.r.stats["chunks"], "the streams hold")):

@@ -39,6 +39,18 @@ _SCHEMA = {
 }
 
 
+VIRTUAL_THREADS_UNTRACED = "the program ran virtual threads, which are not traced: what they ran is not in the trace"
+
+
+def untraced_virtual_threads(limits) -> str | None:
+    """The sentence for trace.json's ``limits.virtual_threads_untraced``, or None when the
+    recording had no virtual threads to leave out: one wording for the record report, jbtrace
+    check and the explorer's problems."""
+    if isinstance(limits, dict) and limits.get("virtual_threads_untraced") is True:
+        return VIRTUAL_THREADS_UNTRACED
+    return None
+
+
 class TraceJsonError(TraceError):
     """trace.json cannot be used at all. ``code``: ``missing``, ``unreadable``, ``bad-json``;
     ``offset``/``line`` where the JSON breaks."""
