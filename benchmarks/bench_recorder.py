@@ -39,6 +39,9 @@ or MISSED, and the README's performance table. It asserts nothing: numbers are f
     python benchmarks/bench_recorder.py --baseline-agent OLD/jbgui-agent.jar --variant traced --workload hello
                                    # another build of the agent beside this one ("baseline"), only
                                    # the untraced, traced and baseline variants
+    python benchmarks/bench_recorder.py --workload javac --variant method --threads --no-check
+                                   # also the CPU seconds of the program's threads, the JIT
+                                   # compilers, the collector and the agent's writer (thread_cpu.py)
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))  # jedit_startup
+sys.path.insert(0, str(REPO / "benchmarks"))  # jedit_startup, thread_cpu
 
 from jbgui.agent.build import AgentBuildError, ensure_agent, find_java_home  # noqa: E402
 
@@ -145,6 +148,8 @@ class Samples:
     event_bytes: dict[str, list[int]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    #: per variant, per run: CPU seconds per thread group (thread_cpu.GROUPS), with --threads only
+    cpu: dict[str, list[dict[str, float]]] = field(default_factory=dict)
 
 
 def clean_env() -> dict[str, str]:
@@ -154,10 +159,17 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def timed_run(java: Path, args: list[str], cwd: Path, env: dict | None = None) -> tuple[float, subprocess.CompletedProcess]:
+def timed_run(java: Path, args: list[str], cwd: Path, env: dict | None = None, threads: bool = False
+              ) -> tuple[float, subprocess.CompletedProcess, dict[str, float] | None]:
+    """Runs the JVM; with ``threads``, also its CPU seconds per thread group (thread_cpu.py)."""
+    full_env = {**clean_env(), **(env or {})}
+    if threads:
+        import thread_cpu
+
+        return thread_cpu.run([str(java), *args], cwd, full_env)
     started = time.perf_counter()
-    result = subprocess.run([str(java), *args], cwd=cwd, capture_output=True, text=True, env={**clean_env(), **(env or {})})
-    return time.perf_counter() - started, result
+    result = subprocess.run([str(java), *args], cwd=cwd, capture_output=True, text=True, env=full_env)
+    return time.perf_counter() - started, result, None
 
 
 def compile_into(java_home: Path, src: Path, name: str, text: str) -> None:
@@ -282,7 +294,7 @@ def jbtrace_check(trace: Path) -> str | None:
 
 def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None, variant: Variant, i: int,
                 work: Path, samples: Samples, check: bool, keep: bool, reference: subprocess.CompletedProcess | None,
-                cache_dir: Path | None = None) -> subprocess.CompletedProcess:
+                cache_dir: Path | None = None, threads: bool = False) -> subprocess.CompletedProcess:
     cwd = work / f"{workload.name}-{variant.label}-{i}"
     cwd.mkdir()
     if workload.prepare:
@@ -296,8 +308,10 @@ def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None
         if cache_dir is not None:
             options += f",cache={cache_dir}"
         args = [*variant.jvm, f"-javaagent:{variant.agent or agent}={options}", *args]
-    seconds, result = timed_run(java, args, cwd, workload.env)
+    seconds, result, cpu = timed_run(java, args, cwd, workload.env, threads)
     samples.seconds.setdefault(variant.label, []).append(seconds)
+    if cpu is not None:
+        samples.cpu.setdefault(variant.label, []).append(cpu)
     problem = workload.verify(cwd) if workload.verify else None
     if problem:
         samples.problems.append(f"{variant.label} run {i}: {problem}")
@@ -329,7 +343,7 @@ def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None
 
 
 def measure(workload: Workload, variants: list[Variant], java: Path, agent: Path, jacoco: Path | None, runs: int,
-            work: Path, check: bool, keep: bool) -> Samples:
+            work: Path, check: bool, keep: bool, threads: bool = False) -> Samples:
     samples = Samples()
     if workload.name == "hello":
         # The first traced run with an empty instrumentation cache: start-up instruments the
@@ -348,7 +362,8 @@ def measure(workload: Workload, variants: list[Variant], java: Path, agent: Path
     for i in range(runs):
         reference = None
         for v in variants:
-            result = run_variant(workload, java, agent, jacoco, v, i, work, samples, check, keep, reference)
+            result = run_variant(workload, java, agent, jacoco, v, i, work, samples, check, keep, reference,
+                                 threads=threads)
             if v.agent_options is None and not v.jacoco:
                 reference = result
         print(f"  {workload.name} run {i + 1}/{runs}: "
@@ -371,6 +386,28 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
+def cpu_report(results: dict[str, Samples]) -> None:
+    """With --threads: median CPU seconds per thread group and variant, and the total against the
+    wall time (near 2 on two cores: the run is bound by CPU, and any group's growth costs wall time)."""
+    if not any(s.cpu for s in results.values()):
+        return
+    import thread_cpu
+
+    groups = thread_cpu.GROUPS
+    header = f"{'workload':<8} {'variant':<14} " + " ".join(f"{g:>9}" for g in groups) + f" {'total':>7} {'cpu/wall':>8}"
+    print("CPU seconds per thread group (medians; thread_cpu.py)")
+    print(header)
+    print("-" * len(header))
+    for name, s in results.items():
+        for label, runs in s.cpu.items():
+            per_group = [median([run[g] for run in runs]) for g in groups]
+            total = median([sum(run.values()) for run in runs])
+            wall = median(s.seconds[label])
+            print(f"{name:<8} {label:<14} " + " ".join(f"{v:>9.2f}" for v in per_group)
+                  + f" {total:>7.2f} {total / wall:>8.2f}")
+    print()
+
+
 def report(results: dict[str, Samples], runs: int) -> None:
     header = f"{'workload':<8} {'variant':<14} {'median s':>9} {'vs untraced':>12} {'events':>15} {'bytes/event':>11}"
     print(f"medians of {runs} run(s), variants alternating (ratios: median of the per-run ratios)")
@@ -383,6 +420,7 @@ def report(results: dict[str, Samples], runs: int) -> None:
             r = ratio(s, label) if label not in ("untraced", "traced-cold") else float("nan")
             print(f"{name:<8} {label:<14} {median(secs):>9.3f} {r:>11.2f}x {events:>15,.0f} {per_event:>11.3f}")
     print()
+    cpu_report(results)
     print("targets (issue 14):")
 
     def line(text: str, value: float, ok: bool) -> None:
@@ -499,6 +537,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--package", default="java/util", help="the java.base package javac compiles (default java/util)")
     parser.add_argument("--no-check", action="store_true", help="do not run jbtrace check on the traces")
     parser.add_argument("--keep", action="store_true", help="keep the work directory and the traces")
+    parser.add_argument("--threads", action="store_true",
+                        help="also report CPU seconds per thread group: the program, the JIT compilers, "
+                             "the collector, the agent (Linux; samples /proc 20 times a second)")
     parser.add_argument("--baseline-agent", type=Path, metavar="JAR",
                         help="another build's jbgui-agent.jar, run beside this one as the variant 'baseline'")
     # A misspelt label would otherwise select nothing and time the untraced run alone.
@@ -544,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: {workload.setup_note}", file=sys.stderr)
             results[name] = measure(workload, variants_of(name, jacoco, args.baseline_agent, args.variant), java,
                                     agent, jacoco, args.runs, work,
-                                    not args.no_check, args.keep)
+                                    not args.no_check, args.keep, args.threads)
         stack.close()
         report(results, args.runs)
     finally:
