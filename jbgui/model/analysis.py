@@ -707,7 +707,6 @@ def _records(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return out
 
 
-
 def _recording_limits(trace) -> list[str]:
     """What trace.json says the recording left out, for the problems every view shows (Summary)."""
     try:

@@ -49,11 +49,6 @@ def block_counts(trace: TraceDir) -> dict[str, int]:
     return out
 
 
-def block_difference(a: dict[str, int], b: dict[str, int]) -> tuple[int, dict[str, tuple[int, int]]]:
-    differing = {m: (a.get(m, 0), b.get(m, 0)) for m in a.keys() | b.keys() if a.get(m, 0) != b.get(m, 0)}
-    return sum(abs(x - y) for x, y in differing.values()), differing
-
-
 def described(trace: TraceDir) -> dict[str, tuple]:
     """Each class's methods as static.xml describes them, without ids (they differ between runs):
     name, descriptor, blocks, and the instrumentation attributes."""
@@ -162,8 +157,8 @@ def assert_same_trace(first: TraceDir, second: TraceDir) -> None:
     # runs were kept free of collections. The instrumentation itself is compared exactly above.
     a, b = block_counts(first), block_counts(second)
     assert a["Hello.main([Ljava/lang/String;)V"] == b["Hello.main([Ljava/lang/String;)V"] > 0
-    total, differing = block_difference(a, b)
-    assert total <= 0.10 * sum(a.values()), differing
+    differing = {m: (a.get(m, 0), b.get(m, 0)) for m in a.keys() | b.keys() if a.get(m, 0) != b.get(m, 0)}
+    assert sum(abs(x - y) for x, y in differing.values()) <= 0.10 * sum(a.values()), differing
 
 
 def damage(bundle: Path, how: str) -> None:
