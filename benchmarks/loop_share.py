@@ -22,17 +22,17 @@ for a loop entered once. It reads the analysis the explorer builds (replayed onc
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from jbgui.cli.trace_input import BAD_INPUT, TraceInputError, open_analysis
 from jbgui.model import cfg as C
 from jbgui.model import statics as S
 from jbgui.model.analysis import Analysis
+
+import listed_trace
 
 # Instructions after which something other than the loop's own blocks may be recorded on the
 # thread (a class load, a call, a handler), per docs/loop-events.md.
@@ -140,11 +140,7 @@ def loop_rows(analysis: Analysis) -> tuple[int, list[LoopRow]]:
 
 
 def measure(path: str, top: int) -> None:
-    analysis = open_analysis(path)
-    if not analysis.statics.instructions:
-        # Without the listings no loop can be checked against the rules: say so, not "0%".
-        raise TraceInputError(f"{path}: recorded without instruction listings; record it again with "
-                              "`jbtrace record --instructions`")
+    analysis = listed_trace.open_listed(path)
     total, rows = loop_rows(analysis)
     plain = sum(r.spared for r in rows if not r.with_leaves)
     # A loop that calls no leaf has its leaf words 0: its row counts for both.
@@ -158,17 +154,7 @@ def measure(path: str, top: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("traces", nargs="+", metavar="TRACE")
-    parser.add_argument("--top", type=int, default=8, help="loops to list per trace (default 8)")
-    args = parser.parse_args(argv)
-    for path in args.traces:
-        try:
-            measure(path, args.top)
-        except TraceInputError as error:
-            print(f"loop_share: {error}", file=sys.stderr)
-            return BAD_INPUT
-    return 0
+    return listed_trace.main(argv, "loop_share", __doc__, measure, "loops", 8)
 
 
 if __name__ == "__main__":

@@ -26,16 +26,16 @@ builds (replayed once and cached).
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from jbgui.cli.trace_input import BAD_INPUT, TraceInputError, open_analysis
 from jbgui.model import cfg as C
 from jbgui.model.analysis import Analysis
+
+import listed_trace
 
 # Bits an end word leaves free (its block bits), one per block after block 0.
 PATH_BLOCKS_MAX = 12
@@ -105,10 +105,7 @@ def path_rows(analysis: Analysis) -> tuple[int, list[PathRow]]:
 
 
 def measure(path: str, top: int) -> None:
-    analysis = open_analysis(path)
-    if not analysis.statics.instructions:
-        raise TraceInputError(f"{path}: recorded without instruction listings; record it again with "
-                              "`jbtrace record --instructions`")
+    analysis = listed_trace.open_listed(path)
     total, rows = path_rows(analysis)
     plain = sum(r.spared for r in rows if r.made_calls == 0)
     with_calls = sum(r.spared for r in rows)
@@ -122,17 +119,7 @@ def measure(path: str, top: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("traces", nargs="+", metavar="TRACE")
-    parser.add_argument("--top", type=int, default=10, help="methods to list per trace (default 10)")
-    args = parser.parse_args(argv)
-    for path in args.traces:
-        try:
-            measure(path, args.top)
-        except TraceInputError as error:
-            print(f"path_share: {error}", file=sys.stderr)
-            return BAD_INPUT
-    return 0
+    return listed_trace.main(argv, "path_share", __doc__, measure, "methods", 10)
 
 
 if __name__ == "__main__":
