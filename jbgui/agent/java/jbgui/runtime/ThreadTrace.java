@@ -435,6 +435,9 @@ public final class ThreadTrace {
         guard++;
         try {
             int n = pos;
+            if (alive && n > 0 && !closed) {
+                settle();
+            }
             if (!closed && n > buf.length) {
                 overran(n);
             } else if (!closed && n > 0) {
@@ -454,6 +457,29 @@ public final class ThreadTrace {
             return base;
         } finally {
             guard--;
+        }
+    }
+
+    /**
+     * Returns once this trace's thread, still running, has passed a safepoint, so that it has
+     * stored every word below the position read before. A probe stores its word and then its
+     * position, but the JIT may emit the position's store first (they are independent stores), and
+     * the thread can be descheduled between the two: the final flush then copied a word not yet
+     * stored (seen once in some 70 runs of tests/programs/loop_daemon, under load: a zero word at
+     * the end of the daemon's stream). At a safepoint the heap holds every store that comes before
+     * it in program order, so none is left pending. Asking for the thread's stack trace makes it
+     * reach one (a safepoint operation on JDK 17, a handshake with that thread on later JDKs). The
+     * thread cannot hand its buffer over meanwhile: flush waits for this object's lock, which
+     * {@link #finish} holds.
+     */
+    private void settle() {
+        if (thread == Thread.currentThread()) {
+            return;
+        }
+        try {
+            thread.getStackTrace();
+        } catch (Throwable e) {
+            // Without it, the flush copies what it sees, as before.
         }
     }
 
