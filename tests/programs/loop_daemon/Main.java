@@ -1,8 +1,9 @@
 /**
  * A daemon thread spinning in tight loops (loop records, with a static leaf's call) while the
  * program ends: by an uncaught exception left from a loop in main (no argument), or by
- * System.exit(3) (argument "exit"). The final flush takes the daemon's buffer while it is still
- * storing records into it (tests/recorder/test_loop_records.py).
+ * System.exit(3) (argument "exit"); a second argument starts that many daemons. The final flush
+ * takes the daemons' buffers while they are still storing records into them
+ * (tests/recorder/test_loop_records.py).
  */
 public class Main {
     static final int[] DATA = new int[1000];
@@ -34,12 +35,16 @@ public class Main {
         return s;
     }
 
+    /** {@code [exit|throw [SPINNERS]]}: how the program ends (default: the exception), how many daemons spin (default 1). */
     public static void main(String[] args) throws Exception {
-        Thread spinner = new Thread(Main::spin, "spinner");
-        spinner.setDaemon(true);
-        spinner.start();
+        int spinners = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+        for (int k = 0; k < spinners; k++) {
+            Thread spinner = new Thread(Main::spin, k == 0 ? "spinner" : "spinner" + k);
+            spinner.setDaemon(true);
+            spinner.start();
+        }
         Thread.sleep(100);
-        if (args.length > 0) {
+        if (args.length > 0 && args[0].equals("exit")) {
             System.exit(3);
         }
         overrun(new int[5]);
