@@ -464,14 +464,12 @@ public final class ThreadTrace {
      * Returns once this trace's thread, still running, has passed a safepoint, so that it has
      * stored every word below the position read before. A probe stores its word and then its
      * position, but the JIT may emit the position's store first (they are independent stores), and
-     * the thread can be descheduled between the two: the final flush then copied a word not yet
-     * stored (a zero word at the end of a daemon's stream: once in CI's runs of
-     * tests/programs/loop_daemon, and once in 15 runs of a variant with eight such daemons). At a
-     * safepoint the heap holds every store that comes before
-     * it in program order, so none is left pending. Asking for the thread's stack trace makes it
-     * reach one (a safepoint operation on JDK 17, a handshake with that thread on later JDKs). The
-     * thread cannot hand its buffer over meanwhile: flush waits for this object's lock, which
-     * {@link #finish} holds.
+     * the thread can be descheduled between the two: the final flush would then copy a word not
+     * yet stored (README, "Path ends, and the kernel's floor, measured"). At a safepoint the heap
+     * holds every store that comes before it in program order. Asking for the thread's stack trace
+     * makes it reach one (a safepoint operation on JDK 17, a handshake with that thread on later
+     * JDKs). The thread cannot hand its buffer over meanwhile: flush waits for this object's lock,
+     * which {@link #finish} holds.
      */
     private void settle() {
         if (thread == Thread.currentThread()) {
