@@ -5,11 +5,21 @@ measures one trace after another."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Callable
 
 from jbgui.cli.trace_input import BAD_INPUT, TraceInputError, open_analysis
 from jbgui.model.analysis import Analysis
+
+_LDC = re.compile(r"^\s*\d+\s+ldc\w*\s+(\S+)")
+
+
+def loads_class(line: str) -> bool:
+    """Whether a listed instruction is an ``ldc`` of a class, method handle or dynamic constant,
+    which may load a class (an event on the thread); one of a number or a string loads none."""
+    ldc = _LDC.match(line)
+    return bool(ldc) and not (ldc.group(1)[0] in "\"-" or ldc.group(1)[0].isdigit())
 
 
 def open_listed(path: str) -> Analysis:

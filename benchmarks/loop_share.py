@@ -39,7 +39,6 @@ import listed_trace
 _DISQUALIFY = re.compile(r"^\s*\d+\s+(invoke\w+|new|anewarray|multianewarray|getstatic|putstatic|checkcast|"
                          r"instanceof|monitorenter|monitorexit|athrow|tableswitch|lookupswitch|\w*return)\b")
 _FIELD = re.compile(r"^\s*\d+\s+(getfield|putfield)\s+(\S+)\.")
-_LDC = re.compile(r"^\s*\d+\s+ldc\w*\s+(\S+)")
 _STATIC_CALL = re.compile(r"^\s*\d+\s+invokestatic\s+(\S+)\.([^.(\s]+)(\(\S*)")
 
 
@@ -67,8 +66,7 @@ def _qualifies(st, gbs: list[int], owner: str, leaves: dict | None) -> list[int]
             field = _FIELD.match(line)
             if field and field.group(2) != owner:
                 return None
-            ldc = _LDC.match(line)
-            if ldc and not (ldc.group(1)[0] in "\"-" or ldc.group(1)[0].isdigit()):
+            if listed_trace.loads_class(line):
                 return None
         extra.append(words)
     return extra

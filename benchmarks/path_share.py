@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/path_share.py TRACE [TRACE ...]
 
-The proposal measured here (README, "What recording costs", the tenth stop): a method without a
+The proposal measured here (README, "Path ends, and the kernel's floor, measured"): a method without a
 loop visits its blocks in ascending order, each at most once per call, so the blocks one call ran
 are a set, which fits in the 11 block bits that an end word leaves at 0 today. Such a method's
 block probes would add a bit to a local (``iinc``, a register) instead of storing a word, and the
@@ -45,7 +45,6 @@ PATH_BLOCKS_MAX = 12
 _DISQUALIFY = re.compile(r"^\s*\d+\s+(new|anewarray|multianewarray|getstatic|putstatic|checkcast|"
                          r"instanceof|monitorenter|monitorexit|athrow|jsr|ret)\b")
 _INVOKE = re.compile(r"^\s*\d+\s+invoke\w+\b")
-_LDC = re.compile(r"^\s*\d+\s+ldc\w*\s+(\S+)")
 
 
 @dataclass
@@ -58,19 +57,15 @@ class PathRow:
     made_calls: int      # calls it made (invoke instructions executed)
 
 
-def _scan(listings: list[str]) -> tuple[bool, int]:
-    """(whether the blocks break the rules, how many invoke instructions each block holds)."""
+def _invokes(listing: str) -> int | None:
+    """How many invoke instructions a block holds; None when it breaks the rules."""
     invokes = 0
-    for listing in listings:
-        for line in listing.splitlines():
-            if _DISQUALIFY.match(line):
-                return False, 0
-            if _INVOKE.match(line):
-                invokes += 1
-            ldc = _LDC.match(line)
-            if ldc and not (ldc.group(1)[0] in "\"-" or ldc.group(1)[0].isdigit()):
-                return False, 0
-    return True, invokes
+    for line in listing.splitlines():
+        if _DISQUALIFY.match(line) or listed_trace.loads_class(line):
+            return None
+        if _INVOKE.match(line):
+            invokes += 1
+    return invokes
 
 
 def path_rows(analysis: Analysis) -> tuple[int, list[PathRow]]:
@@ -87,10 +82,8 @@ def path_rows(analysis: Analysis) -> tuple[int, list[PathRow]]:
         if any(st.b_is_handler[base + b] or len(st.block_handlers(base + b)) for b in range(n)):
             continue
         listings = [st.instructions.get(base + b) for b in range(n)]
-        if any(listing is None for listing in listings):
-            continue
-        ok, _ = _scan(listings)
-        if not ok:
+        invokes = [None if listing is None else _invokes(listing) for listing in listings]
+        if any(k is None for k in invokes):
             continue
         graph = C.method_cfg(analysis, m)
         if graph.loops:
@@ -99,7 +92,7 @@ def path_rows(analysis: Analysis) -> tuple[int, list[PathRow]]:
         if events == 0:
             continue
         # Calls made: each block's executions times its invoke instructions.
-        made = sum(int(counts[base + b]) * _scan([listings[b]])[1] for b in range(n))
+        made = sum(int(counts[base + b]) * invokes[b] for b in range(n))
         rows.append(PathRow(graph.name, int(graph.counts[0]), n, events, max(events - made, 0), made))
     return total, rows
 
