@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import (QButtonGroup, QGraphicsItem, QGraphicsPathItem, QGraphicsPolygonItem,
                                QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView,
                                QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget)
@@ -26,6 +26,10 @@ from jbgui.ui.format import format_count
 from jbgui.ui.selection import CallRef, Selection
 from jbgui.ui.tasks import Task
 
+# An edge's count label: the clear space kept between it and its own line, and the margin of the
+# plate it sits on (in scene units, points).
+LABEL_GAP = 2.0
+LABEL_PAD = 1.0
 
 
 class BlockItem(QGraphicsRectItem):
@@ -218,6 +222,7 @@ class CfgView(QWidget):
         ink = colors.qcolor(colors.CFG_INK, dark)
         exception_color, back_color = colors.qcolor(colors.CFG_EXCEPTION), colors.qcolor(colors.CFG_BACK)
         never_color = colors.qcolor(colors.CFG_NEVER)
+        paper = self.view.palette().color(QPalette.ColorRole.Base)     # what the view paints behind the graph
         hottest = max(int(cfg.counts.max()) if cfg.n_blocks else 0, 1)
         top_edge = max([e.count for e in cfg.edges] + [1])
         font = QFont("monospace")
@@ -229,6 +234,7 @@ class CfgView(QWidget):
         instructions = self.analysis.statics.instructions if self.analysis is not None else {}
         self.listings = {b: instructions[cfg.block_base + b] for b in range(cfg.n_blocks)
                          if cfg.block_base + b in instructions}
+        labels = []
         for curve in lay.edges:
             e = kinds.get((curve.src, curve.dst))
             if e is None or len(curve.points) < 2:
@@ -251,12 +257,7 @@ class CfgView(QWidget):
             self.scene.addItem(item)
             self._arrow(curve, pen.color(), 5.0 + width)
             if e.count and curve.label is not None:
-                text = QGraphicsSimpleTextItem(format_count(e.count))
-                text.setFont(small)
-                text.setBrush(QBrush(color))
-                r = text.boundingRect()
-                text.setPos(curve.label[0] - r.width() / 2, curve.label[1] - r.height() / 2)
-                self.scene.addItem(text)
+                labels.append((item, format_count(e.count), QPointF(*curve.label), color))
         for b in range(cfg.n_blocks):
             box = lay.nodes.get(b)
             if box is None:
@@ -289,10 +290,70 @@ class CfgView(QWidget):
             label.setScale(fit)
             label.setPos(box.x - fit * r.width() / 2, box.y - fit * r.height() / 2)
             self.items[b] = item
+        for edge, text, at, color in labels:     # last, to keep clear of everything else
+            self._edge_label(edge, text, at, color, paper, small)
         self.scene.setSceneRect(QRectF(-10, -10, lay.width + 20, lay.height + 20))
         self.view.fit()
         if self.selected_block >= 0:
             self.highlight(self.selected_block)
+
+    def _edge_label(self, edge: QGraphicsPathItem, text: str, at: QPointF, color: QColor, paper: QColor,
+                    font: QFont) -> None:
+        """The count of ``edge`` beside it, on a small plate of the view's background colour.
+
+        dot puts the label's centre (``at``) beside the line as dot draws it: thinner than here, the
+        width scaled by the count, and with its own font metrics, so a thick edge ran over its own
+        number. The label goes to the spot nearest ``at`` where it touches nothing already drawn (no
+        line, arrow head, block or other label, :data:`LABEL_GAP` apart): ``at`` itself, else beside
+        the line, perpendicular to it, near the point of the line nearest ``at``, dot's side first.
+        Called after the blocks are drawn, so that it avoids them too; the opaque plate keeps it
+        legible should an edge still cross it."""
+        label = QGraphicsSimpleTextItem(text)
+        label.setFont(font)
+        label.setBrush(QBrush(color))
+        r = label.boundingRect()
+        w, h = r.width() + 2 * LABEL_PAD, r.height() + 2 * LABEL_PAD
+        path, half = edge.path(), edge.pen().widthF() / 2
+
+        def plate_at(center: QPointF) -> QRectF:
+            return QRectF(center.x() - w / 2, center.y() - h / 2, w, h)
+
+        def clear(center: QPointF) -> bool:
+            room = plate_at(center).adjusted(-LABEL_GAP, -LABEL_GAP, LABEL_GAP, LABEL_GAP)
+            return not self.scene.items(room, Qt.ItemSelectionMode.IntersectsItemShape)
+
+        def normal(t: float) -> tuple[float, float]:
+            a, b = path.pointAtPercent(max(t - 0.01, 0.0)), path.pointAtPercent(min(t + 0.01, 1.0))
+            dx, dy = b.x() - a.x(), b.y() - a.y()
+            n = math.hypot(dx, dy) or 1.0
+            return -dy / n, dx / n
+
+        steps = 100
+        t0 = min((i / steps for i in range(steps + 1)), key=lambda t: _dist2(path.pointAtPercent(t), at))
+        near, (nx, ny) = path.pointAtPercent(t0), normal(t0)
+        # dot's side of the line (either, when dot's point is on it)
+        side = -1.0 if (at.x() - near.x()) * nx + (at.y() - near.y()) * ny < -0.5 else 1.0
+        candidates = []
+        for t in (t0, t0 - 0.08, t0 + 0.08, t0 - 0.16, t0 + 0.16, t0 - 0.25, t0 + 0.25):
+            if not 0.05 <= t <= 0.95 and t != t0:
+                continue
+            p, (nx, ny) = path.pointAtPercent(t), normal(t)
+            for sign in (side, -side):
+                # just clear of a straight line there, then a little further for a bend
+                d = half + LABEL_GAP + (abs(nx) * w + abs(ny) * h) / 2
+                for extra in (0.0, 3.0, 6.0):
+                    candidates.append(QPointF(p.x() + sign * nx * (d + extra), p.y() + sign * ny * (d + extra)))
+        fallback = candidates[0]          # beside the line on dot's side, whatever else is there
+        candidates.sort(key=lambda c: _dist2(c, at))
+        center = next((c for c in [at] + candidates if clear(c)), fallback)
+        plate = QGraphicsRectItem(QRectF(0, 0, w, h))
+        plate.setPen(QPen(Qt.PenStyle.NoPen))
+        plate.setBrush(QBrush(paper))
+        plate.setPos(center.x() - w / 2, center.y() - h / 2)
+        plate.setZValue(1)                   # over the edges
+        label.setParentItem(plate)
+        label.setPos(LABEL_PAD, LABEL_PAD)
+        self.scene.addItem(plate)
 
     def _arrow(self, curve, color: QColor, size: float) -> None:
         (x0, y0), (x1, y1) = curve.points[-2], curve.points[-1]
@@ -333,6 +394,10 @@ class CfgView(QWidget):
         """Where block ``block`` is on screen (viewport coordinates), for tests and tours."""
         item = self.items[block]
         return self.view.mapFromScene(item.sceneBoundingRect().center())
+
+
+def _dist2(a: QPointF, b: QPointF) -> float:
+    return (a.x() - b.x()) ** 2 + (a.y() - b.y()) ** 2
 
 
 def _compute(_progress, cancelled, analysis, method: int, call: CallRef | None):

@@ -10,11 +10,13 @@ import shutil
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QApplication, QGraphicsPathItem
+from PySide6.QtGui import QPalette, QWheelEvent
+from PySide6.QtWidgets import QApplication, QGraphicsPathItem, QGraphicsSimpleTextItem
 
 from jbgui.model.method_names import resolve_methods
 from jbgui.ui import colors
+from jbgui.ui.cfg_view import BlockItem
+from jbgui.ui.format import format_count
 from jbgui.ui.main_window import MainWindow
 from jbgui.ui.selection import CallRef
 
@@ -123,6 +125,47 @@ def test_the_cfg_draws_back_and_exception_edges_apart_and_zooms(qtbot, window):
     QApplication.sendEvent(cfg.view.viewport(), wheel)
     assert cfg.view.transform().m11() == pytest.approx(scale * 1.44)
     assert cfg.view.dragMode() == cfg.view.DragMode.ScrollHandDrag
+
+
+def test_the_cfg_keeps_an_edge_s_count_off_its_thick_line(qtbot, window):
+    """dot places an edge's count beside the line as dot draws it; here a line is as thick as its
+    count is large (up to 5 points), and ran over its own count (check's "4" and loop's "19" were
+    under their lines). Each count now clears its edge's stroked line yet stays beside it, on an
+    opaque plate of the view's background, over the edges."""
+    panel = window.block_views
+    panel.setCurrentWidget(panel.cfg)
+    cfg = panel.cfg
+    paper = cfg.view.palette().color(QPalette.ColorRole.Base)
+    thick = []
+    for spec in ("Main.check", "Main.loop", "Main.classify", "Main.level1"):
+        mid, _thread, _rows = calls_of(window, spec)
+        window.selection.select_method(mid)
+        qtbot.waitUntil(lambda: cfg.cfg is not None and cfg.cfg.method == mid and bool(cfg.items), timeout=30_000)
+        edges = edge_items(cfg)
+        counts = {(e.src, e.dst): e.count for e in cfg.cfg.edges}
+        texts = [item for item in cfg.scene.items() if isinstance(item, QGraphicsSimpleTextItem)
+                 and not isinstance(item.parentItem(), BlockItem)]
+        for curve in cfg.layout_.edges:
+            count = counts.get((curve.src, curve.dst))
+            if not count:
+                continue
+            # the edge's label: its count, the one nearest where dot put it
+            def off(item, x=curve.label[0], y=curve.label[1]):
+                c = item.sceneBoundingRect().center()
+                return (c.x() - x) ** 2 + (c.y() - y) ** 2
+            label = min((t for t in texts if t.text() == format_count(count)), key=off)
+            edge = edges[(curve.src, curve.dst)]
+            line = edge.shape()                        # the path as stroked with the edge's pen
+            rect = label.sceneBoundingRect()
+            where = f"{spec} edge {curve.src}->{curve.dst} (width {edge.pen().widthF():.1f})"
+            assert not line.intersects(rect), f"{where}: its count {label.text()!r} at {rect} is on the line"
+            assert line.intersects(rect.adjusted(-10, -10, 10, 10)), f"{where}: its count is not beside it"
+            plate = label.parentItem()
+            assert plate is not None and plate.brush().color() == paper and plate.brush().color().alpha() == 255
+            assert plate.sceneBoundingRect().contains(rect) and plate.zValue() > edge.zValue()
+            if edge.pen().widthF() >= 4:
+                thick.append(where)
+    assert len(thick) >= 3, thick
 
 
 def test_the_path_steps_and_the_cfg_follows(qtbot, window):
