@@ -54,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="event selection file (lines 'event NAME', 'outputfile NAME')")
     parser.add_argument("--instructions", action="store_true",
                         help="list each block's instructions in static.xml")
+    parser.add_argument("--virtual-threads", metavar="N", type=int,
+                        help="trace the first N virtual threads a program starts (default 1000; 0: none); "
+                             "each is a stream and a row of its own")
 
 
 def options_from(args: argparse.Namespace, out: Path) -> RecorderOptions:
@@ -68,6 +71,7 @@ def options_from(args: argparse.Namespace, out: Path) -> RecorderOptions:
         mode=args.mode,
         events=args.events,
         instructions=True if args.instructions else None,
+        virtual_threads=args.virtual_threads,
     )
 
 

@@ -37,6 +37,7 @@ class RecorderOptions:
     mode: int | None = None
     events: Path | None = None
     instructions: bool | None = None
+    virtual_threads: int | None = None
 
     def checked(self) -> "RecorderOptions":
         """Return these options with absolute paths, or raise :class:`LaunchError`.
@@ -50,6 +51,11 @@ class RecorderOptions:
             raise LaunchError(
                 f"unknown block analysis {self.bba!r}: use one of {', '.join(BLOCK_ANALYSES)}"
             )
+        if self.virtual_threads is not None and (isinstance(self.virtual_threads, bool)
+                                                 or not isinstance(self.virtual_threads, int)
+                                                 or not 0 <= self.virtual_threads <= 2**31 - 1):
+            raise LaunchError(f"virtual threads to trace must be a count from 0 to {2**31 - 1}, "
+                              f"not {self.virtual_threads!r}")
         if self.mode is not None and self.mode not in MODES:
             raise LaunchError(f"unknown trace mode {self.mode!r}: use 1 (shared stream) or 2 (per thread)")
         for label, path in (("include filter", self.include), ("exclude filter", self.exclude),
@@ -93,6 +99,8 @@ def agent_option_pairs(options: RecorderOptions) -> list[tuple[str, str]]:
         pairs.append(("events", str(options.events)))
     if options.instructions is not None:
         pairs.append(("instructions", _on_off(options.instructions)))
+    if options.virtual_threads is not None:
+        pairs.append(("virtual", str(options.virtual_threads)))
     for key, value in pairs:
         # Neither the option string nor the config file can carry a line break, and the agent
         # trims every value.

@@ -663,7 +663,7 @@ class Analysis:
                 clk[:, 1] -= start
             info = infos.get(index, {"index": index})
             threads.append(ThreadReplay(
-                index=index, name=info.get("name") or info.get("end_name") or f"thread {index}", info=info,
+                index=index, name=thread_label(info, index), info=info,
                 events=entry["events"], ended=entry["ended"], calls=CallTable(tdir, rows, stored),
                 exceptions=_records(exc, EXCEPTION_DTYPE), class_loads=_records(loads, LOAD_DTYPE),
                 block_counts=counts, clock=clk, problems=entry["problems"]))
@@ -697,6 +697,18 @@ class Analysis:
             if t.index == key or t.name == key:
                 return t
         raise KeyError(key)
+
+
+def thread_label(info: dict, index: int) -> str:
+    """A thread's name in every view: its Java name; for a virtual thread without one (the
+    default), ``virtual #ID`` with its Java id, as jstack and JFR write ``#ID``."""
+    name = info.get("name") or info.get("end_name")
+    if name:
+        return name
+    java_id = info.get("java_id")
+    if info.get("virtual") is True and isinstance(java_id, int) and not isinstance(java_id, bool) and java_id >= 0:
+        return f"virtual #{java_id}"
+    return f"thread {index}"
 
 
 def _records(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -83,7 +83,9 @@ class Lane:
         mark = "▸" if self.collapsed else "▾"
         hidden = f" (top {self.levels} of {tl.max_depth + 1} levels)" if self.collapsed and \
             self.levels < tl.max_depth + 1 else ""
-        return f"{mark} {tl.thread.name} #{tl.thread.index}  ·  {tl.rows:,} calls{hidden}"
+        # Virtual threads said as such: their lanes sit among their carriers'.
+        kind = "  ·  virtual" if tl.thread.info.get("virtual") is True else ""
+        return f"{mark} {tl.thread.name} #{tl.thread.index}{kind}  ·  {tl.rows:,} calls{hidden}"
 
 
 class FlameItem(pg.GraphicsObject):

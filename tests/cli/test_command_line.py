@@ -28,11 +28,11 @@ def test_only_given_options_reach_the_agent_and_out_comes_first():
 def test_every_option_in_a_fixed_order_with_on_off_flags(tmp_path):
     options = RecorderOptions(
         out=Path("/t/trace"), include=Path("/f/inc"), exclude=Path("/f/exc"), jdk=False,
-        level="method", bba="precise", mode=1, events=Path("/f/ev"), instructions=True,
+        level="method", bba="precise", mode=1, events=Path("/f/ev"), instructions=True, virtual_threads=0,
     )
     assert format_option_string(agent_option_pairs(options)) == (
         "out=/t/trace,include=/f/inc,exclude=/f/exc,jdk=off,level=method,bba=precise,"
-        "mode=1,events=/f/ev,instructions=on"
+        "mode=1,events=/f/ev,instructions=on,virtual=0"
     )
 
 
@@ -158,6 +158,8 @@ def test_a_directory_is_not_a_filter_file(tmp_path):
 
 @pytest.mark.parametrize("options, word", [
     (dict(level="blocks"), "level"), (dict(bba="fast"), "block analysis"), (dict(mode=3), "mode"),
+    (dict(virtual_threads=-1), "virtual threads"), (dict(virtual_threads=2**31), "virtual threads"),
+    (dict(virtual_threads=True), "virtual threads"),
 ])
 def test_bad_choices_are_refused(tmp_path, options, word):
     with pytest.raises(LaunchError, match=word):

@@ -7,7 +7,6 @@ to redefine at start-up, and on JDK 25, which verifies every redefined class, on
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -28,13 +27,6 @@ DONE_WITHOUT = (
     "java.util.zip.Deflater",                  # zlib, made only when zstd is not the codec
     "jdk.internal.reflect.MethodHandleIntegerFieldAccessorImpl",  # reading ASM's version fields
 )
-
-
-def run_calls(trace_dir) -> list[str]:
-    """``jbtrace calls``: a line per replayed call, the thread's name first."""
-    done = subprocess.run([sys.executable, "-m", "jbgui.cli.main", "calls", str(trace_dir)], capture_output=True,
-                          text=True, timeout=120, check=True)
-    return done.stdout.splitlines()
 
 
 def loaded_classes(log) -> set[str]:
@@ -79,43 +71,6 @@ def test_include_and_events_files_are_read_without_a_reader(jdk, record, tmp_pat
     traced = set(re.findall(r'<class id="\d+" name="([^"]+)"[^>]* instrumented="true"', static))
     assert "Main" in traced and "java/io/PrintStream" in traced
     assert "java/lang/String" not in traced
-
-
-def test_a_trace_says_when_virtual_threads_ran_untraced(jdk, record):
-    if jdk.release < 21:
-        pytest.skip("virtual threads are JDK 21+")
-    run = record("virtual_threads", jdk)
-    assert run.exit_code == 0, run.describe()
-    assert run.stdout == "virtual thread computed 2997\n"
-    assert run.trace_json()["limits"]["virtual_threads_untraced"] is True
-    assert "warning: virtual threads ran and were not traced" in (run.trace_dir / "agent.log").read_text()
-    check = subprocess.run([sys.executable, "-m", "jbgui.cli.main", "check", str(run.trace_dir)], capture_output=True,
-                           text=True, timeout=120)
-    assert "virtual threads, which are not traced" in check.stdout + check.stderr
-    # And a program without one says nothing of the kind.
-    hello = record("hello", jdk)
-    assert hello.trace_json()["limits"]["virtual_threads_untraced"] is False
-
-
-# Found with this test (2026-11-28): a virtual thread was never registered, so none of its events
-# was recorded, and until the test above the trace did not say so (ThreadObjects.canBlock waits
-# for Thread.holder, which a virtual thread never has). Registering them is the easy part; a
-# program with thousands of live virtual threads would then need thousands of open stream files
-# and buffers, which the writer does not bound. Strict: it fails once virtual threads are traced.
-@pytest.mark.xfail(strict=True, reason="virtual threads are not traced yet (ThreadRegistry.register)")
-@pytest.mark.parametrize("program", ["virtual_threads"])
-def test_a_virtual_thread_is_traced_and_listed_as_virtual(program, jdk, record):
-    if jdk.release < 21:
-        pytest.skip("virtual threads are JDK 21+")
-    run = record(program, jdk)
-    assert run.exit_code == 0, run.describe()
-    assert run.stdout == "virtual thread computed 2997\n"
-    starts = [json.loads(line) for line in (run.trace_dir / "threads.jsonl").read_text().splitlines()]
-    starts = {s["name"]: s for s in starts if s.get("kind") == "start"}
-    assert starts["vt-worker"]["virtual"] is True
-    assert starts["main"]["virtual"] is False
-    calls = run_calls(run.trace_dir)
-    assert any("Main.work(I)I" in line and line.startswith("vt-worker") for line in calls)
 
 
 def test_zlib_when_asked_for_writes_a_sound_trace(jdk, record, tmp_path):

@@ -416,3 +416,33 @@ def test_search_highlights_matching_calls_and_counts_them(qtbot, window, grid_tr
     assert view.search.text() == "Main.main"
     assert view.search_info.text() == "1 methods, 1 calls"
     settle(qtbot)
+
+
+def test_virtual_threads_have_lanes_of_their_own_said_virtual(qtbot, window, record, newest_jdk, capsys):
+    if newest_jdk.release < 21:
+        pytest.skip("virtual threads are JDK 21+, and this machine has no such JDK")
+    run = record("virtual_threads", newest_jdk, args=["3"])
+    assert run.exit_code == 0, run.describe()
+    loaded = open_trace(qtbot, window, run.trace_dir)
+    view = window.timeline
+    titles = {lane.timeline.thread.name: lane.title() for lane in view.item.lanes}
+    assert {name for name, title in titles.items() if "·  virtual" in title} == {"vt-0", "vt-1", "vt-2"}
+    assert "virtual" not in titles["main"]
+    # A click on vt-1's sleepy selects that call, in that thread, and hovering it names it.
+    vt1 = loaded.analysis.thread("vt-1")
+    ref = CallRef(vt1.index, first_row(loaded.analysis, vt1, "Main.sleepy("))
+    view.reveal(ref, zoom=True)
+    qtbot.wait(50)
+    at = call_pixel(view, ref)
+    qtbot.mouseMove(view.plot.viewport(), at)
+    qtbot.mouseMove(view.plot.viewport(), at + QPoint(1, 0))
+    qtbot.waitUntil(lambda: view.hovered is not None, timeout=2000)
+    assert view.hovered == ref and "Main.sleepy(I)I" in view.hover_text
+    qtbot.mouseClick(view.plot.viewport(), Qt.MouseButton.LeftButton, pos=at + QPoint(1, 0))
+    assert window.selection.call == ref
+    # sleepy spans its 20 ms sleep, stamped around the park: its virtual thread was unmounted
+    # then, and its frames kept their time.
+    start, end = view.item.call_rect(ref).left(), view.item.call_rect(ref).right()
+    assert end - start >= 0.019
+    assert "Error" not in capsys.readouterr().err
+    settle(qtbot)

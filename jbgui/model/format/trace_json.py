@@ -26,7 +26,7 @@ _SCHEMA = {
     "format": str, "format_version": int, "status": str,
     "agent": {"version": str,
               "options": {"out": str, "level": str, "bba": str, "mode": int, "jdk": bool, "instructions": bool,
-                          "record": bool, "cache": str, "clock_micros": _COUNT, "include": _STRINGS,
+                          "record": bool, "cache": str, "clock_micros": _COUNT, "virtual": _COUNT, "include": _STRINGS,
                           "exclude": _STRINGS, "events": _STRINGS}},
     "jvm": {"java_version": str, "vm_name": str, "java_home": str, "pid": int, "command": str, "cwd": str,
             "class_path": str},
@@ -35,20 +35,29 @@ _SCHEMA = {
     "event_layout": {"type_bits": int, "method_bits": int, "block_bits": int},
     "counts": {"threads": _COUNT, "classes": _COUNT, "classes_instrumented": _COUNT, "methods": _COUNT,
                "events": _COUNT, "chunks": _COUNT, "event_bytes": _COUNT, "lost_events": _COUNT},
-    "limits": {"method_ids_exhausted": bool, "classes_not_instrumented": _COUNT, "virtual_threads_untraced": bool},
+    "limits": {"method_ids_exhausted": bool, "classes_not_instrumented": _COUNT, "virtual_threads_untraced": bool,
+               "virtual_threads_traced": _COUNT, "virtual_threads_max": _COUNT},
 }
 
 
+# Recorders before 2026-11-29 traced no virtual thread; since, the first ``virtual_threads_max``.
 VIRTUAL_THREADS_UNTRACED = "the program ran virtual threads, which are not traced: what they ran is not in the trace"
 
 
 def untraced_virtual_threads(limits) -> str | None:
     """The sentence for trace.json's ``limits.virtual_threads_untraced``, or None when the
-    recording had no virtual threads to leave out: one wording for the record report, jbtrace
-    check and the explorer's problems."""
-    if isinstance(limits, dict) and limits.get("virtual_threads_untraced") is True:
+    recording left no virtual thread out: one wording for the record report, jbtrace check and
+    the explorer's problems."""
+    if not (isinstance(limits, dict) and limits.get("virtual_threads_untraced") is True):
+        return None
+    most = limits.get("virtual_threads_max")
+    if not isinstance(most, int) or isinstance(most, bool):
         return VIRTUAL_THREADS_UNTRACED
-    return None
+    if most == 0:
+        return ("the program ran virtual threads, which were not traced (agent option virtual=0): "
+                "what they ran is not in the trace")
+    return (f"the program ran more virtual threads than the recorder traces (the first {most:,}; agent option "
+            f"virtual=N): what the others ran is not in the trace")
 
 
 class TraceJsonError(TraceError):

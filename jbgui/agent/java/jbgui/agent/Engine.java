@@ -30,6 +30,16 @@ public final class Engine {
     /** Shutdown hook slot in the JVM's own table: after the program's shutdown hooks (slot 1). */
     private static final int SHUTDOWN_SLOT = 7;
 
+    /** Whether the JDK has virtual threads' continuations (JDK 21+; in JDK 19 and 20 a preview). */
+    private static boolean hasContinuations() {
+        try {
+            Class.forName("jdk.internal.vm.Continuation", false, null);
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
     public static void start(String args, Instrumentation inst) throws Exception {
         long startNanos = System.nanoTime();
         Phases phases = new Phases(startNanos);
@@ -44,6 +54,7 @@ public final class Engine {
         Config.recordReceiver = options.selected("receiver_type");
         Config.recordExceptionExit = options.selected("exception_exit");
         Config.clockPeriodMicros = options.clockMicros;
+        Config.virtualThreadsMax = options.virtualThreads;
         Config.blockingStamps = options.blocking;
         Config.entryMarks = options.entryElision();
         Config.loopRecords = options.loopRecords();
@@ -58,6 +69,11 @@ public final class Engine {
         inst.redefineModule(base, Set.of(), Map.of("jdk.internal.access", Set.of(Engine.class.getModule(), runtime),
                 "jdk.internal.misc", Set.of(runtime)), Map.of(), Set.of(), Map.of());
         jbgui.runtime.ThreadObjects.init();
+        boolean continuations = hasContinuations();
+        if (continuations) {
+            // jdk.internal.vm: virtual threads pin themselves to their carrier in the hand-off (CarrierPin).
+            inst.redefineModule(base, Set.of(), Map.of("jdk.internal.vm", Set.of(runtime)), Map.of(), Set.of(), Map.of());
+        }
 
         TraceWriter.useCodec(CodecModule.load(inst));
         TraceWriter.start(options.out, options.toJson(), jvmJson(), options.mode == 1, Config.maxBufferedBytes,
@@ -86,6 +102,17 @@ public final class Engine {
         transformer.layoutDone();
         String bundle = transformer.preloadedDone();
         phases.mark("layout's end");
+        if (continuations) {
+            // After the classes loaded before the agent were instrumented: the lookup loads
+            // java.lang.invoke classes, which would otherwise be more to redefine at start-up.
+            try {
+                jbgui.runtime.CarrierPin.init();
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                TraceWriter.log("warning: virtual threads cannot be pinned to their carriers (" + e + "): one that"
+                        + " hands its events to the writer while every carrier is busy may not run again");
+            }
+            phases.mark("carrier pin");
+        }
         TraceWriter.log("info: instrumented " + transformer.preloadedCount + " classes loaded before the agent ("
                 + transformer.redefinedCount.get() + " redefined from the class cache, the others retransformed) in "
                 + (System.nanoTime() - began) / 1_000_000 + " ms (transformer " + transformer.transformNanos.get() / 1_000_000

@@ -23,7 +23,7 @@ final class Options {
     static final List<String> EVENT_NAMES = Arrays.asList(
             "class_load", "method_start", "method_end", "basic_block", "receiver_type", "exception_exit");
     private static final List<String> KEYS = Arrays.asList(
-            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record", "cache", "blocking", "elide", "loops");
+            "out", "include", "exclude", "jdk", "level", "bba", "mode", "events", "instructions", "config", "clock", "record", "cache", "blocking", "elide", "loops", "virtual");
 
     File out;
     boolean outGiven;
@@ -49,6 +49,8 @@ final class Options {
      * start, at every buffer flush and at its end remain.
      */
     int clockMicros = 0;
+    /** How many virtual threads are traced at most (jbgui.runtime.Config.virtualThreadsMax). */
+    int virtualThreads = 1000;
     /**
      * Exact clock samples around calls that may block (sleep, wait, park, blocking I/O), so that
      * a blocked thread's time is measured instead of interpolated between buffer flushes
@@ -149,6 +151,16 @@ final class Options {
                 }
                 if (clockMicros < 0) {
                     throw new AgentError("clock must be the sampling period in microseconds (0 = off), not '" + value + "'");
+                }
+                break;
+            case "virtual":
+                try {
+                    virtualThreads = Integer.parseInt(value);
+                } catch (NumberFormatException e) {
+                    virtualThreads = -1;
+                }
+                if (virtualThreads < 0) {
+                    throw new AgentError("virtual must be how many virtual threads to trace at most (0 = none), not '" + value + "'");
                 }
                 break;
             case "events": readEvents(value); break;
@@ -295,6 +307,7 @@ final class Options {
         s.append(", \"blocking\": ").append(blocking);
         s.append(", \"elide\": ").append(entryElision());
         s.append(", \"loops\": ").append(loopRecords());
+        s.append(", \"virtual\": ").append(virtualThreads);
         s.append(", \"include\": ").append(list(include));
         s.append(", \"exclude\": ").append(list(exclude));
         s.append(", \"events\": ").append(list(new ArrayList<>(events)));

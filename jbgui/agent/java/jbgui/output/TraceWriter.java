@@ -606,7 +606,8 @@ public final class TraceWriter implements Runnable {
                         + " steps of loops in " + ENTRY_BLOCKS.loopWordsTotal + " words of loop records\n");
                 if (ThreadRegistry.virtualThreadsUntraced()) {
                     agentLog.write("warning: virtual threads ran and were not traced: what they ran is not in the trace"
-                            + " (trace.json: limits.virtual_threads_untraced)\n");
+                            + " (the first " + jbgui.runtime.Config.virtualThreadsMax + " are traced, agent option virtual=N;"
+                            + " trace.json: limits.virtual_threads_untraced)\n");
                 }
             }
             for (OutputStream out : STREAMS) {
@@ -680,7 +681,9 @@ public final class TraceWriter implements Runnable {
                 .append(", \"event_bytes\": ").append(eventBytes).append(", \"lost_events\": ").append(lostEvents).append("}");
         s.append(",\n  \"limits\": {\"method_ids_exhausted\": ").append(COUNTS.idsExhausted())
                 .append(", \"classes_not_instrumented\": ").append(COUNTS.notInstrumented())
-                .append(", \"virtual_threads_untraced\": ").append(ThreadRegistry.virtualThreadsUntraced()).append("}\n}\n");
+                .append(", \"virtual_threads_untraced\": ").append(ThreadRegistry.virtualThreadsUntraced())
+                .append(", \"virtual_threads_traced\": ").append(ThreadRegistry.virtualThreadsTraced())
+                .append(", \"virtual_threads_max\": ").append(jbgui.runtime.Config.virtualThreadsMax).append("}\n}\n");
         File tmp = new File(dir, "trace.json.tmp");
         try (Utf8.TextFile w = new Utf8.TextFile(tmp, 1 << 12)) {
             w.write(s.toString());

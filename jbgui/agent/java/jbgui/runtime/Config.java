@@ -25,6 +25,12 @@ public final class Config {
     public static boolean entryMarks = true;
     /** Whether probes may store loop records (jbgui.instr.LoopCycles); when not, the writer does not look for them. */
     public static boolean loopRecords = true;
+    /**
+     * How many virtual threads are traced at most over the run (agent option {@code virtual=N});
+     * the later ones run untraced and trace.json says so. Each traced thread is a stream file, a
+     * buffer while it lives and a row in every view, and a program may start millions.
+     */
+    public static int virtualThreadsMax = 1000;
     /** Clock sampler period in microseconds; 0 turns the sampler off. */
     public static int clockPeriodMicros = 0;
     /** Bytes of event buffers that may wait for the writer before recording threads block. */

@@ -41,9 +41,14 @@ final class SharedStream {
         buf[pos++] = event;
         if (pos == buf.length) {
             t.guard++;
+            // A virtual thread must not leave its carrier while it holds the lock (CarrierPin).
+            boolean pinned = t.virtual && CarrierPin.hold();
             try {
                 flushLocked(0);
             } finally {
+                if (pinned) {
+                    CarrierPin.release();
+                }
                 t.guard--;
             }
         }

@@ -89,30 +89,48 @@ public final class ThreadRegistry {
     }
 
     /**
-     * Set once a virtual thread ran instrumented code. Virtual threads are not traced yet: each
-     * would be a stream of its own, with an open file and a buffer while it lives, and a program
-     * may have millions. What they run is left out, and trace.json says so
-     * ({@code limits.virtual_threads_untraced}). Not in the table: an entry per virtual thread
-     * would keep every one of them, and their Thread objects, until the run ends.
+     * Set once a virtual thread ran instrumented code untraced: one beyond
+     * {@link Config#virtualThreadsMax}. What it runs is left out, and trace.json says so
+     * ({@code limits.virtual_threads_untraced}). Such threads are not in the table: an entry per
+     * thread would keep every one of them, and their Thread objects, until the run ends.
      */
     private static volatile boolean virtualThreadsUntraced;
+    /** Virtual threads registered so far (under {@link #LOCK}). */
+    private static int virtualThreadsTraced;
 
     public static boolean virtualThreadsUntraced() {
         return virtualThreadsUntraced;
     }
 
-    private static ThreadTrace register(Thread thread) {
-        if (ThreadObjects.isVirtual(thread)) {
-            virtualThreadsUntraced = true;
-            return null;
+    public static int virtualThreadsTraced() {
+        synchronized (LOCK) {
+            return virtualThreadsTraced;
         }
-        if (!Tracer.active || !ThreadObjects.canBlock(thread)) {
+    }
+
+    private static ThreadTrace register(Thread thread) {
+        boolean virtual = ThreadObjects.isVirtual(thread);
+        // A virtual thread's state is not in a holder (it never gets one), and the JVM never
+        // attaches one half-built, so only platform threads wait for theirs.
+        if (!Tracer.active || (!virtual && !ThreadObjects.canBlock(thread))) {
             // Not yet (a thread the JVM attaches, inside its own Thread constructor): its events
             // are dropped until the object is whole, and the next one registers it.
             return null;
         }
+        if (virtual && virtualThreadsUntraced) {
+            // Set only once the limit is reached; read without the lock, as every method an
+            // untraced virtual thread enters comes here.
+            return null;
+        }
         ThreadTrace trace;
         synchronized (LOCK) {
+            if (virtual) {
+                if (virtualThreadsTraced >= Config.virtualThreadsMax) {
+                    virtualThreadsUntraced = true;
+                    return null;
+                }
+                virtualThreadsTraced++;
+            }
             // A placeholder first: creating the ThreadTrace allocates and calls instrumented JDK
             // code, which comes back here and must find a guarded entry instead of recursing.
             put(thread, ThreadTrace.REGISTERING);
@@ -182,23 +200,28 @@ public final class ThreadRegistry {
         return result;
     }
 
-    /** Drops dead threads' entries (their traces were already finished by the caller). */
+    /**
+     * Drops dead threads' entries (their traces were already finished by the caller) in one pass
+     * over the table: a program that starts many short virtual threads ends hundreds of them
+     * between two of the writer's turns.
+     */
     public static void removeDead(List<ThreadTrace> dead) {
         if (dead.isEmpty()) {
             return;
         }
+        java.util.Set<ThreadTrace> gone = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        gone.addAll(dead);
         synchronized (LOCK) {
             Table t = table;
-            for (ThreadTrace d : dead) {
-                for (int j = 0; j < t.keys.length; j++) {
-                    if (t.keys[j] == d.thread) {
-                        int slot = (int) ThreadObjects.id(d.thread) & (FAST.length - 1);
-                        if (FAST[slot] == d) {
-                            FAST[slot] = ThreadTrace.EMPTY;
-                        }
-                        // Removal from an open-addressed table: drop the value, then rebuild.
-                        t.values[j] = ThreadTrace.EMPTY;
+            for (int j = 0; j < t.keys.length; j++) {
+                ThreadTrace d = t.values[j];
+                if (t.keys[j] != null && gone.contains(d)) {
+                    int slot = (int) ThreadObjects.id(d.thread) & (FAST.length - 1);
+                    if (FAST[slot] == d) {
+                        FAST[slot] = ThreadTrace.EMPTY;
                     }
+                    // Removal from an open-addressed table: drop the value, then rebuild.
+                    t.values[j] = ThreadTrace.EMPTY;
                 }
             }
             rebuild(t.keys.length);

@@ -35,6 +35,8 @@ public final class ThreadTrace {
 
     final Thread thread;
     public final int index;
+    /** A virtual thread's: its hand-offs pin it to its carrier (CarrierPin). */
+    final boolean virtual;
     int[] buf;
     int pos;
     /** When {@link #pos} reaches it, the buffer is handed over: buf.length - slack (1 in mode 1). */
@@ -64,6 +66,7 @@ public final class ThreadTrace {
     private ThreadTrace(int guard) {
         this.thread = null;
         this.index = 0;
+        this.virtual = false;
         this.guard = guard;
         this.buf = new int[1];
         this.limit = 1;
@@ -75,6 +78,7 @@ public final class ThreadTrace {
     private ThreadTrace() {
         this.thread = null;
         this.index = 0;
+        this.virtual = false;
         this.guard = 1;
         this.closed = true;
         this.buf = new int[EventLayout.BUFFER_MAX_EVENTS];
@@ -86,6 +90,7 @@ public final class ThreadTrace {
     ThreadTrace(Thread thread, int index) {
         this.thread = thread;
         this.index = index;
+        this.virtual = ThreadObjects.isVirtual(thread);
         this.guard = 1; // until started() has run
         this.buf = new int[SHARED ? 1 : EventLayout.BUFFER_MIN_EVENTS];
         this.limit = limitOf(buf);
@@ -327,7 +332,26 @@ public final class ThreadTrace {
      * Hands the buffer to the writer. Called by the owning thread when the buffer is full, and by
      * the writer for threads that have died or at the final flush ({@code fromOutside}).
      */
-    synchronized void flush(boolean fromOutside) {
+    void flush(boolean fromOutside) {
+        if (!virtual || fromOutside) {
+            flushLocked(fromOutside);
+            return;
+        }
+        // A virtual thread is pinned to its carrier before it takes the lock (CarrierPin says
+        // why), guarded: pinning calls traced JDK code (JavaLangAccess.getContinuation).
+        guard++;
+        boolean pinned = CarrierPin.hold();
+        try {
+            flushLocked(false);
+        } finally {
+            if (pinned) {
+                CarrierPin.release();
+            }
+            guard--;
+        }
+    }
+
+    private synchronized void flushLocked(boolean fromOutside) {
         int n = pos;
         if (closed) {
             pos = 0;
