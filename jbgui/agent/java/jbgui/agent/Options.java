@@ -144,24 +144,10 @@ final class Options {
                 mode = Integer.parseInt(value);
                 break;
             case "clock":
-                try {
-                    clockMicros = Integer.parseInt(value);
-                } catch (NumberFormatException e) {
-                    clockMicros = -1;
-                }
-                if (clockMicros < 0) {
-                    throw new AgentError("clock must be the sampling period in microseconds (0 = off), not '" + value + "'");
-                }
+                clockMicros = count(value, "clock must be the sampling period in microseconds (0 = off)");
                 break;
             case "virtual":
-                try {
-                    virtualThreads = Integer.parseInt(value);
-                } catch (NumberFormatException e) {
-                    virtualThreads = -1;
-                }
-                if (virtualThreads < 0) {
-                    throw new AgentError("virtual must be how many virtual threads to trace at most (0 = none), not '" + value + "'");
-                }
+                virtualThreads = count(value, "virtual must be how many virtual threads to trace at most (0 = none)");
                 break;
             case "events": readEvents(value); break;
             case "config": readConfig(value); break;
@@ -290,6 +276,20 @@ final class Options {
 
     boolean selected(String event) {
         return events.contains(event);
+    }
+
+    /** {@code value} as a count from 0 to Integer.MAX_VALUE, or the agent's error: {@code what}, not VALUE. */
+    private static int count(String value, String what) {
+        int n;
+        try {
+            n = Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            n = -1;
+        }
+        if (n < 0) {
+            throw new AgentError(what + ", not '" + value + "'");
+        }
+        return n;
     }
 
     String toJson() {
