@@ -88,6 +88,8 @@ def kernel_statics(st: Statics) -> K.Static:
         if (name == "loadClass" and st.m_desc[mid] == "(Ljava/lang/String;)Ljava/lang/Class;") or \
                 st.class_of_method(mid) == "java/lang/invoke/MethodHandleNatives":
             meth[mid, K.MT_FLAGS] |= K.M_UPCALL
+        elif name.startswith("lambda$"):
+            meth[mid, K.MT_FLAGS] |= K.M_LAMBDA_BODY   # javac's lambda bodies
     sites_per_block = np.diff(st.b_site_begin)
     return K.Static(page_base=st.page_base.astype(np.int64), blk=blk, sites=sites, hnd=hnd, meth=meth,
                     max_sites=int(sites_per_block.max()) if len(sites_per_block) else 0)

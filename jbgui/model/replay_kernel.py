@@ -92,7 +92,7 @@ SITE_DIRECT, SITE_NATIVE, SITE_UNTRACED, SITE_VIRTUAL, SITE_DYNAMIC = range(5)
 H_TARGET, H_CATCH_ALL = range(2)
 # Method fields and flags (flags mirror jbgui.model.statics; M_UPCALL is replay's own).
 MT_KEY, MT_FLAGS, MT_BLOCKS, MT_CLASS = range(4)
-M_NATIVE, M_HIDDEN_CLASS, M_IMPLICIT_ONLY, M_UPCALL = 1, 32, 64, 256
+M_NATIVE, M_HIDDEN_CLASS, M_IMPLICIT_ONLY, M_UPCALL, M_LAMBDA_BODY = 1, 32, 64, 256, 512
 # Site statistics.
 SS_CALLS, SS_LAST_RECEIVER, SS_CHANGES = range(3)
 
@@ -485,6 +485,18 @@ def _on_start(S, T, mid, ev):
     if p < end and S.sites[p, SI_KIND] != SITE_DIRECT and not mflags & M_UPCALL:
         # Java code called back from the pending call (reflection, a native method, an untraced
         # dispatch target): nest it under a synthetic row for that call.
+        if mflags & M_LAMBDA_BODY and S.sites[p, SI_KIND] == SITE_NATIVE:
+            # A lambda's body runs from its hidden proxy class, reached by a virtual or
+            # interface call: when one is pending after a native call in the block (JDK 21+'s
+            # Thread.runWith calls the native ensureMaterializedForStackWalk, then task.run()),
+            # the native call returned and the lambda is that call's.
+            q = p + 1
+            while q < end and S.sites[q, SI_KIND] != SITE_VIRTUAL:
+                q += 1
+            if q < end:
+                while p < q:
+                    _emit_site(S, T, p, b, ev)
+                    p += 1
         flags = F_NATIVE if S.sites[p, SI_KIND] == SITE_NATIVE else F_UNTRACED
         _push(sc, st, rows, S.sites[p, SI_TARGET], ev, p, b, flags, 1)
         T.sstat[p, SS_CALLS] += 1

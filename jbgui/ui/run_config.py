@@ -60,6 +60,7 @@ class RunConfig:
     bba: str = "default"
     mode: int = 2
     instructions: bool = False
+    virtual_threads: int = 1000        # the agent's limit (jbtrace record --virtual-threads)
 
     # ------------------------------------------------------------------ derived
 
@@ -118,7 +119,7 @@ class RunConfig:
         """The recorder's options for a run writing its trace to ``out``."""
         return RecorderOptions(out=Path(out), include=self._path(self.include), exclude=self._path(self.exclude),
                                jdk=self.jdk, level=self.level, bba=self.bba, mode=self.mode,
-                               instructions=self.instructions)
+                               instructions=self.instructions, virtual_threads=self.virtual_threads)
 
     # ------------------------------------------------------------------ checks
 

@@ -12,7 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox,
-    QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSizePolicy, QVBoxLayout, QWidget,
+    QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout,
+    QWidget,
 )
 
 from jbgui.ui.console import error_color
@@ -131,6 +132,11 @@ class RunDialog(QDialog):
         self.mode.addItem("one stream per thread", 2)
         self.mode.addItem("one shared, globally ordered stream", 1)
         self.instructions = QCheckBox("list each block's instructions in the trace")
+        self.virtual_threads = QSpinBox()
+        self.virtual_threads.setRange(0, 1_000_000)
+        self.virtual_threads.setGroupSeparatorShown(True)
+        self.virtual_threads.setToolTip("JDK 21+: the first N virtual threads the program starts are traced, each a "
+                                        "thread of its own; the others run untraced, and the trace says so")
         rform.addRow("Include", _row(self.include, browse_include))
         rform.addRow("Exclude", _row(self.exclude, browse_exclude))
         rform.addRow("", self.trace_jdk)
@@ -138,6 +144,7 @@ class RunDialog(QDialog):
         rform.addRow("Basic blocks", self.bba)
         rform.addRow("Trace mode", self.mode)
         rform.addRow("", self.instructions)
+        rform.addRow("Virtual threads traced", self.virtual_threads)
 
         # -------------------------------------------------------------- what it will do
         self.command = QLabel()
@@ -179,6 +186,7 @@ class RunDialog(QDialog):
             combo.currentIndexChanged.connect(self._validate)
         for box in (self.trace_jdk, self.instructions):
             box.toggled.connect(self._validate)
+        self.virtual_threads.valueChanged.connect(self._validate)
         model = self.classpath.model()
         for sig in (model.rowsInserted, model.rowsRemoved, model.dataChanged):
             sig.connect(self._validate)
@@ -216,6 +224,7 @@ class RunDialog(QDialog):
         self.bba.setCurrentIndex(max(self.bba.findData(c.bba), 0))
         self.mode.setCurrentIndex(max(self.mode.findData(c.mode), 0))
         self.instructions.setChecked(c.instructions)
+        self.virtual_threads.setValue(c.virtual_threads)
         self._validate()
 
     def config(self) -> RunConfig:
@@ -226,7 +235,8 @@ class RunDialog(QDialog):
             java_home=self.jdk_home.currentData() or "", traces_dir=self.traces_dir.text().strip(),
             include=self.include.text().strip(), exclude=self.exclude.text().strip(),
             jdk=self.trace_jdk.isChecked(), level=self.level.currentData(), bba=self.bba.currentData(),
-            mode=int(self.mode.currentData()), instructions=self.instructions.isChecked())
+            mode=int(self.mode.currentData()), instructions=self.instructions.isChecked(),
+            virtual_threads=self.virtual_threads.value())
 
     def classpath_entries(self) -> list[str]:
         entries = (self.classpath.item(i).text().strip() for i in range(self.classpath.count()))

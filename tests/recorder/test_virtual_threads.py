@@ -54,6 +54,11 @@ def test_a_virtual_thread_is_traced_and_listed_as_virtual(jdk, record):
     calls = run_calls(run.trace_dir)
     lambdas = [c for c in calls if c[0] == "vt-worker" and c[2] == "Main.lambda$main$0([I)V"]
     assert len(lambdas) == 1
+    # Its parent is the task's run() through the lambda's (untraced, hidden) proxy class, not the
+    # native call before it in Thread.runWith (ensureMaterializedForStackWalk, JDK 21+).
+    at = calls.index(lambdas[0])
+    parent = next(c for c in reversed(calls[:at]) if c[0] == "vt-worker" and c[1] == lambdas[0][1] - 1)
+    assert (parent[2], parent[3]) == ("java.lang.Runnable.run()V", "untraced")
     works = [c for c in calls if c[2] == "Main.work(I)I"]
     # work runs on the virtual thread only, called by the lambda.
     assert [(c[0], c[1]) for c in works] == [("vt-worker", lambdas[0][1] + 1)]

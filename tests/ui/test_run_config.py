@@ -21,15 +21,15 @@ def test_a_configuration_builds_the_java_command_line_and_recorder_options(tmp_p
     config = RunConfig(name="example", main="example.Main", classpath=["build/classes", "lib/dep.jar"],
                        args="in.txt 'two words' --flag=\"x y\"", jvm_options="-Xmx256m -Dk='a b'",
                        cwd=str(tmp_path), include="filters/only.txt", jdk=False, level="method", bba="precise",
-                       mode=1, instructions=True)
+                       mode=1, instructions=True, virtual_threads=20)
     assert config.problems() == []
     assert config.argv() == ["java", "-Xmx256m", "-Dk=a b", "-cp", f"build/classes{os.pathsep}lib/dep.jar",
                              "example.Main", "in.txt", "two words", "--flag=x y"]
     out = tmp_path / "traces" / "t"
     options = config.recorder_options(out)
     assert options.out == out and options.include == tmp_path / "filters" / "only.txt" and options.exclude is None
-    assert (options.jdk, options.level, options.bba, options.mode, options.instructions) == \
-        (False, "method", "precise", 1, True)
+    assert (options.jdk, options.level, options.bba, options.mode, options.instructions, options.virtual_threads) == \
+        (False, "method", "precise", 1, True, 20)
     # The recorder's own checks accept them: the session would start with exactly these.
     assert options.checked() == options
     # Stored and read back, it is the same configuration.
@@ -144,6 +144,9 @@ def test_the_dialog_gives_the_configuration_its_form_shows(qtbot, tmp_path, comp
     dialog.trace_jdk.setChecked(False)
     dialog.level.setCurrentIndex(dialog.level.findData("method"))
     dialog.mode.setCurrentIndex(dialog.mode.findData(1))
+    assert dialog.virtual_threads.value() == 1000      # the agent's default
+    dialog.virtual_threads.selectAll()
+    qtbot.keyClicks(dialog.virtual_threads, "50")
     assert dialog.ok_button.isEnabled(), dialog.message.text()
     assert not dialog.message.isVisible() and "-Xmx128m" in dialog.command.text()
 
@@ -152,7 +155,7 @@ def test_the_dialog_gives_the_configuration_its_form_shows(qtbot, tmp_path, comp
     config = dialog.config()
     assert config == RunConfig(name="hello", main="Main", classpath=[str(classes)], args="one 'two words'",
                                jvm_options="-Xmx128m", cwd=str(tmp_path), java_home=str(default_jdk.home.resolve()),
-                               include="only.txt", jdk=False, level="method", mode=1)
+                               include="only.txt", jdk=False, level="method", mode=1, virtual_threads=50)
     assert config.argv() == ["java", "-Xmx128m", "-cp", str(classes), "Main", "one", "two words"]
     # What the dialog gives is what a session accepts.
     session = RecordingSession(config.argv(), config.recorder_options(config.output_dir()), cwd=config.workdir,
