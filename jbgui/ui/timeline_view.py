@@ -155,9 +155,24 @@ class FlameItem(pg.GraphicsObject):
         self.relayout()
 
     def boundingRect(self) -> QRectF:
-        return QRectF(self.model.t_min, 0.0, self.model.t_max - self.model.t_min, self.height)
+        """The run's time span, cut to a few view widths around what the view shows. Qt culls items
+        by their bounding rectangle in device pixels, which are ints: zoomed in to a microsecond
+        call of a run of seconds, the whole span was billions of pixels wide and the item went
+        unpainted (every lane empty). The view's range is in time, the same units."""
+        t0, t1 = self.model.t_min, self.model.t_max
+        vb = self.getViewBox()
+        if vb is not None:
+            (x0, x1), _ = vb.viewRange()
+            width = x1 - x0
+            if width > 0:
+                t0, t1 = max(t0, x0 - width), min(t1, x1 + width)
+                if t1 <= t0:
+                    t0 = t1 = min(max(x0, self.model.t_min), self.model.t_max)
+        return QRectF(t0, 0.0, t1 - t0, self.height)
 
     def viewRangeChanged(self):
+        # The bounding rectangle follows the view (boundingRect): Qt must be told before it changes.
+        self.prepareGeometryChange()
         self.update()
 
     def lane_at(self, y: float) -> Lane | None:

@@ -446,3 +446,28 @@ def test_virtual_threads_have_lanes_of_their_own_said_virtual(qtbot, window, rec
     assert end - start >= 0.019
     assert "Error" not in capsys.readouterr().err
     settle(qtbot)
+
+
+def test_lanes_are_drawn_zoomed_in_to_a_few_nanoseconds(qtbot, window, exceptions_trace):
+    # Qt culls an item by its bounding rectangle in int device pixels: with the whole run as that
+    # rectangle, a view a few nanoseconds wide made the run billions of pixels wide and every lane
+    # went unpainted (seen as empty lanes around a 1 µs call of a 9 s run).
+    loaded = open_trace(qtbot, window, exceptions_trace)
+    view = window.timeline
+    main = loaded.analysis.thread("main")
+    ref = CallRef(main.index, first_row(loaded.analysis, main, "Main.dive("))
+    rect = view.item.call_rect(ref)
+    run = view.model.t_max - view.model.t_min
+    width = 8.0                                          # nanoseconds across the whole plot
+    assert run / width * view.viewbox.width() > 2 ** 31  # the run would not fit an int of pixels
+    view.viewbox.setXRange(rect.left() + rect.width() / 2 - width / 2, rect.left() + rect.width() / 2 + width / 2,
+                           padding=0)
+    view.viewbox.setYRange(rect.top() - 2, rect.bottom() + 2, padding=0)
+    view.item.last_paint_rects = -1
+    image = view.plot.viewport().grab().toImage()
+    assert view.item.last_paint_rects > 0
+    # The call's rectangle fills the middle of the plot in its colour (not the background).
+    middle = image.pixelColor(image.width() // 2, view.plot.mapFromScene(
+        view.viewbox.mapViewToScene(rect.center())).y())
+    assert middle.saturation() > 40, middle.name()
+    settle(qtbot)
