@@ -184,8 +184,12 @@ public final class Engine {
         Thread helper = new Thread(new Runnable() {
             @Override
             public void run() {
-                second.addAll(redefineBatches(inst, transformer, defs2));
-                retransformBatches(inst, transformer, second);
+                try {
+                    second.addAll(redefineBatches(inst, transformer, defs2));
+                    retransformBatches(inst, transformer, second);
+                } finally {
+                    jbgui.runtime.ThreadRegistry.leaveFast(Thread.currentThread());
+                }
             }
         }, "jbgui-retransform");
         helper.setDaemon(true);

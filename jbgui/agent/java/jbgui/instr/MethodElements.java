@@ -16,6 +16,7 @@ import org.objectweb.asm.tree.TryCatchBlockNode;
 
 import jbgui.output.ClassElement;
 import jbgui.output.Xml;
+import jbgui.output.Text;
 import jbgui.runtime.EventLayout;
 
 /**
@@ -38,7 +39,7 @@ final class MethodElements {
     /** The whole {@code <class>} element of a class this run describes. */
     String describe(ClassNode cn, ClassPlan plan, List<MethodFacts> facts, InstrumentResult result,
                     boolean describeOnly) {
-        StringBuilder s = new StringBuilder(4096);
+        Text s = new Text(4096);
         s.append(plan.openTag(classAttributes(cn), status(plan, result.instrumented, result.exhausted)));
         s.append(body(cn, facts, result.instrumented, result.exhausted, describeOnly, false));
         s.append(ClassElement.close());
@@ -51,7 +52,7 @@ final class MethodElements {
      */
     String describeWithoutRun(ClassNode cn, List<MethodFacts> facts, List<String> warnings, String methodName,
                               String methodDesc) {
-        StringBuilder s = new StringBuilder(4096);
+        Text s = new Text(4096);
         s.append(ClassElement.openWithoutRun(classAttributes(cn)));
         for (String warning : warnings) {
             s.append(ClassElement.warning(warning));
@@ -80,14 +81,14 @@ final class MethodElements {
     /** The {@code <method>} elements; with {@code template}, ids are markers for CachedClass.render. */
     String body(ClassNode cn, List<MethodFacts> facts, boolean instrumented, boolean exhausted,
                         boolean describeOnly, boolean template) {
-        StringBuilder s = new StringBuilder(4096);
+        Text s = new Text(4096);
         for (MethodFacts f : facts) {
             describeMethod(s, cn, f, instrumented, exhausted, describeOnly, template);
         }
         return s.toString();
     }
 
-    private static void methodId(StringBuilder s, long id, boolean template) {
+    private static void methodId(Text s, long id, boolean template) {
         if (template) {
             s.append(CachedClass.MARK_METHOD).append(id).append(CachedClass.MARK_END);
         } else {
@@ -95,7 +96,7 @@ final class MethodElements {
         }
     }
 
-    private static void blockId(StringBuilder s, long id, boolean template) {
+    private static void blockId(Text s, long id, boolean template) {
         if (template) {
             s.append(CachedClass.MARK_BLOCK).append(id).append(CachedClass.MARK_END);
         } else {
@@ -103,7 +104,7 @@ final class MethodElements {
         }
     }
 
-    void describeMethod(StringBuilder s, ClassNode cn, MethodFacts f, boolean instrumented, boolean exhausted,
+    void describeMethod(Text s, ClassNode cn, MethodFacts f, boolean instrumented, boolean exhausted,
                                 boolean describeOnly, boolean template) {
         MethodNode mn = f.node;
         boolean hasCode = mn.instructions.size() > 0 && f.blocks != null;
@@ -145,7 +146,7 @@ final class MethodElements {
         s.append(" </method>\n");
     }
 
-    private void describeBlock(StringBuilder s, ClassNode cn, MethodFacts f, int b, int[] lines, boolean template) {
+    private void describeBlock(Text s, ClassNode cn, MethodFacts f, int b, int[] lines, boolean template) {
         BlockAnalysis ba = f.blocks;
         int from = ba.blockStarts[b];
         int to = ba.blockEnd(b);

@@ -81,10 +81,30 @@ public final class ThreadRegistry {
         }
     }
 
-    /** Marks a thread (the tracer's own, or one still being registered) so that it never records. */
+    /**
+     * Marks one of the tracer's own threads so that it never records. Its entry also takes the
+     * thread's fast slot, if free: the writer runs JDK code through some hundred million probes
+     * on a run with a cold class cache (it describes the classes), each of which would otherwise
+     * look the thread up in the table. A short-lived thread gives the slot back ({@link #leaveFast}).
+     */
     public static void ignore(Thread thread) {
         synchronized (LOCK) {
-            put(thread, ThreadTrace.IGNORED);
+            ThreadTrace trace = ThreadTrace.ignored(thread);
+            put(thread, trace);
+            int slot = (int) ThreadObjects.id(thread) & (FAST.length - 1);
+            if (slot != 0 && FAST[slot] == ThreadTrace.EMPTY) {
+                FAST[slot] = trace;
+            }
+        }
+    }
+
+    /** An ignored thread about to end gives its fast slot back to the program's threads. */
+    public static void leaveFast(Thread thread) {
+        synchronized (LOCK) {
+            int slot = (int) ThreadObjects.id(thread) & (FAST.length - 1);
+            if (FAST[slot].thread == thread) {
+                FAST[slot] = ThreadTrace.EMPTY;
+            }
         }
     }
 
@@ -192,7 +212,7 @@ public final class ThreadRegistry {
             Table t = table;
             for (int j = 0; j < t.keys.length; j++) {
                 ThreadTrace v = t.values[j];
-                if (t.keys[j] != null && v != ThreadTrace.EMPTY && v.thread != null) {
+                if (t.keys[j] != null && v != ThreadTrace.EMPTY && v.thread != null && !v.ignored) {
                     result.add(v);
                 }
             }

@@ -16,8 +16,6 @@ public final class ThreadTrace {
 
     /** Placeholder while a thread registers: guarded, so the registration itself is not traced. */
     static final ThreadTrace REGISTERING = new ThreadTrace(1);
-    /** The tracer's own threads: permanently guarded. */
-    static final ThreadTrace IGNORED = new ThreadTrace(1);
     /** An empty slot of ThreadRegistry's table (never null there, so its lookup needs no null check). */
     static final ThreadTrace EMPTY = new ThreadTrace(1);
     /**
@@ -62,6 +60,18 @@ public final class ThreadTrace {
     boolean closed;
     private final Class<?>[] receiverKeys;
     private final int[] receiverIds;
+    /**
+     * What the probes get on this thread while it must record nothing (guarded: the tracer runs
+     * on it, or it is one of the tracer's own threads): a closed trace of its own, so that such
+     * threads do not all store into {@link #DISCARD}. A thread loading classes runs the
+     * instrumenter, guarded, and the writer describes classes, each through tens of millions of
+     * probes in the JDK's code on a run with a cold class cache; when they shared DISCARD, every
+     * store moved its position's cache line from one core to the other. Null in the shared
+     * placeholders, which give DISCARD.
+     */
+    private final ThreadTrace sink;
+    /** One of the tracer's own threads ({@link #ignored}): permanently guarded, never a stream. */
+    final boolean ignored;
 
     private ThreadTrace(int guard) {
         this.thread = null;
@@ -72,6 +82,37 @@ public final class ThreadTrace {
         this.limit = 1;
         this.receiverKeys = null;
         this.receiverIds = null;
+        this.sink = null;
+        this.ignored = false;
+    }
+
+    /** A closed trace that takes what a thread's probes store while it records nothing ({@link #sink}). */
+    private ThreadTrace(int[] buffer, Thread owner, boolean ignored) {
+        this.thread = owner;
+        this.index = 0;
+        this.virtual = false;
+        this.guard = 1;
+        this.closed = true;
+        this.buf = buffer;
+        this.limit = limitOf(buf);
+        this.receiverKeys = null;
+        this.receiverIds = null;
+        this.sink = null;
+        this.ignored = ignored;
+    }
+
+    /**
+     * The entry of one of the tracer's own threads in ThreadRegistry: permanently guarded and
+     * closed, it is also where its probes store (its own {@link #sink}), and it may take the
+     * thread's fast slot, so that the JDK code the thread runs finds it without the table.
+     */
+    static ThreadTrace ignored(Thread thread) {
+        return new ThreadTrace(new int[EventLayout.BUFFER_MIN_EVENTS], thread, true);
+    }
+
+    /** Where the probes store while this thread records nothing ({@link #sink}). */
+    ThreadTrace sink() {
+        return ignored ? this : sink != null ? sink : DISCARD;
     }
 
     /** {@link #DISCARD}. */
@@ -85,6 +126,8 @@ public final class ThreadTrace {
         this.limit = limitOf(buf);
         this.receiverKeys = new Class<?>[RECEIVER_CACHE];
         this.receiverIds = new int[RECEIVER_CACHE];
+        this.sink = null;
+        this.ignored = false;
     }
 
     ThreadTrace(Thread thread, int index) {
@@ -96,6 +139,8 @@ public final class ThreadTrace {
         this.limit = limitOf(buf);
         this.receiverKeys = new Class<?>[RECEIVER_CACHE];
         this.receiverIds = new int[RECEIVER_CACHE];
+        this.sink = new ThreadTrace(new int[EventLayout.BUFFER_MIN_EVENTS], null, false);
+        this.ignored = false;
     }
 
     /** Announces the thread to the writer; runs once, guarded, right after registration. */

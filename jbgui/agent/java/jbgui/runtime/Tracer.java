@@ -9,7 +9,7 @@ import jdk.internal.vm.annotation.Stable;
  *
  * <p>The probe protocol (see jbgui.instr.ProbeInserter): at method entry
  * {@code ThreadTrace t = enter(start)} (or {@link #enterInstance} with {@code this}; never null,
- * ThreadTrace.DISCARD where nothing may be recorded); at each
+ * a closed trace where nothing may be recorded: ThreadTrace.sink); at each
  * basic block {@code block(t, start, index)} or {@code blockChecked(t, start, index)}; before each return {@code exit(t, start)}; in a
  * catch-all handler around the body {@code exceptionExit(throwable, t, start)}, then rethrow.
  * A leaf method (jbgui.instr.LeafMethods) has only {@code leaf(start)} (or {@code leaf(start,
@@ -225,7 +225,7 @@ public final class Tracer {
             }
             return t;
         }
-        return ThreadTrace.DISCARD;
+        return t == null ? ThreadTrace.DISCARD : t.sink();
     }
 
     /**
@@ -323,7 +323,7 @@ public final class Tracer {
 
     @DontInline
     public static void exceptionExit(Throwable thrown, ThreadTrace t, int start) {
-        if (EXCEPTION_EXIT && t != null) {
+        if (EXCEPTION_EXIT && t != null && !t.closed) {
             int classId = thrown == null ? 0 : t.classId(thrown.getClass());
             t.put2(EventLayout.exceptionExitFromStart(start), EventLayout.extended(EventLayout.EXT_THROWABLE, classId));
         }
