@@ -65,9 +65,9 @@ public final class ThreadTrace {
      * on it, or it is one of the tracer's own threads): a closed trace of its own, so that such
      * threads do not all store into {@link #DISCARD}. A thread loading classes runs the
      * instrumenter, guarded, and the writer describes classes, each through tens of millions of
-     * probes in the JDK's code on a run with a cold class cache; when they shared DISCARD, every
-     * store moved its position's cache line from one core to the other. Null in the shared
-     * placeholders, which give DISCARD.
+     * probes in the JDK's code on a run with a cold class cache, and when they shared DISCARD two
+     * cores wrote one object's position (README, "The tracer's own threads through the JDK's
+     * probes"). Null in the shared placeholders, which give DISCARD.
      */
     private final ThreadTrace sink;
     /** One of the tracer's own threads ({@link #ignored}): permanently guarded, never a stream. */
