@@ -65,15 +65,17 @@ public final class Engine {
         }
         // The shutdown hook runs in the JVM's own table of system hooks (jdk.internal.access).
         Module base = Object.class.getModule();
+        Map<String, Set<Module>> exports = new java.util.HashMap<>();
+        exports.put("jdk.internal.access", Set.of(Engine.class.getModule(), runtime));
         // jdk.internal.misc: the runtime reads Thread.holder without running traced code (ThreadObjects).
-        inst.redefineModule(base, Set.of(), Map.of("jdk.internal.access", Set.of(Engine.class.getModule(), runtime),
-                "jdk.internal.misc", Set.of(runtime)), Map.of(), Set.of(), Map.of());
-        jbgui.runtime.ThreadObjects.init();
+        exports.put("jdk.internal.misc", Set.of(runtime));
         boolean continuations = hasContinuations();
         if (continuations) {
             // jdk.internal.vm: virtual threads pin themselves to their carrier in the hand-off (CarrierPin).
-            inst.redefineModule(base, Set.of(), Map.of("jdk.internal.vm", Set.of(runtime)), Map.of(), Set.of(), Map.of());
+            exports.put("jdk.internal.vm", Set.of(runtime));
         }
+        inst.redefineModule(base, Set.of(), exports, Map.of(), Set.of(), Map.of());
+        jbgui.runtime.ThreadObjects.init();
 
         TraceWriter.useCodec(CodecModule.load(inst));
         TraceWriter.start(options.out, options.toJson(), jvmJson(), options.mode == 1, Config.maxBufferedBytes,

@@ -91,20 +91,29 @@ public final class ThreadRegistry {
         synchronized (LOCK) {
             ThreadTrace trace = ThreadTrace.ignored(thread);
             put(thread, trace);
-            int slot = (int) ThreadObjects.id(thread) & (FAST.length - 1);
-            if (slot != 0 && FAST[slot] == ThreadTrace.EMPTY) {
-                FAST[slot] = trace;
-            }
+            claimFast(thread, trace);
         }
     }
 
     /** An ignored thread about to end gives its fast slot back to the program's threads. */
     public static void leaveFast(Thread thread) {
         synchronized (LOCK) {
-            int slot = (int) ThreadObjects.id(thread) & (FAST.length - 1);
+            int slot = fastSlot(thread);
             if (FAST[slot].thread == thread) {
                 FAST[slot] = ThreadTrace.EMPTY;
             }
+        }
+    }
+
+    private static int fastSlot(Thread thread) {
+        return (int) ThreadObjects.id(thread) & (FAST_SLOTS - 1);
+    }
+
+    /** Gives {@code thread} its fast slot, if no other thread holds it (under {@link #LOCK}). */
+    private static void claimFast(Thread thread, ThreadTrace trace) {
+        int slot = fastSlot(thread);
+        if (slot != 0 && FAST[slot] == ThreadTrace.EMPTY) {
+            FAST[slot] = trace;
         }
     }
 
@@ -156,10 +165,7 @@ public final class ThreadRegistry {
             put(thread, ThreadTrace.REGISTERING);
             trace = new ThreadTrace(thread, nextIndex++);
             put(thread, trace);
-            int slot = (int) ThreadObjects.id(thread) & (FAST.length - 1);
-            if (slot != 0 && FAST[slot] == ThreadTrace.EMPTY) {
-                FAST[slot] = trace;
-            }
+            claimFast(thread, trace);
         }
         trace.started();
         return trace;
@@ -236,7 +242,7 @@ public final class ThreadRegistry {
             for (int j = 0; j < t.keys.length; j++) {
                 ThreadTrace d = t.values[j];
                 if (t.keys[j] != null && gone.contains(d)) {
-                    int slot = (int) ThreadObjects.id(d.thread) & (FAST.length - 1);
+                    int slot = fastSlot(d.thread);
                     if (FAST[slot] == d) {
                         FAST[slot] = ThreadTrace.EMPTY;
                     }

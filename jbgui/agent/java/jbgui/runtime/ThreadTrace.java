@@ -67,7 +67,8 @@ public final class ThreadTrace {
      * instrumenter, guarded, and the writer describes classes, each through tens of millions of
      * probes in the JDK's code on a run with a cold class cache, and when they shared DISCARD two
      * cores wrote one object's position (README, "The tracer's own threads through the JDK's
-     * probes"). Null in the shared placeholders, which give DISCARD.
+     * probes"). An ignored thread's entry is its own sink; null in the shared placeholders, which
+     * give DISCARD.
      */
     private final ThreadTrace sink;
     /** One of the tracer's own threads ({@link #ignored}): permanently guarded, never a stream. */
@@ -97,7 +98,7 @@ public final class ThreadTrace {
         this.limit = limitOf(buf);
         this.receiverKeys = null;
         this.receiverIds = null;
-        this.sink = null;
+        this.sink = ignored ? this : null;
         this.ignored = ignored;
     }
 
@@ -112,7 +113,7 @@ public final class ThreadTrace {
 
     /** Where the probes store while this thread records nothing ({@link #sink}). */
     ThreadTrace sink() {
-        return ignored ? this : sink != null ? sink : DISCARD;
+        return sink != null ? sink : DISCARD;
     }
 
     /** {@link #DISCARD}. */
