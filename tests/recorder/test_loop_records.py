@@ -89,7 +89,9 @@ def test_the_steps_the_records_stand_for_are_read_back(both):
         # tracer recorded before the handler could store them (ThreadTrace.putLoopAt).
         for method, thrown in (("overrun", "ArrayIndexOutOfBoundsException"), ("divide", "ArithmeticException"),
                                ("longLoop", "ArrayIndexOutOfBoundsException"),
-                               ("hashInto", "ArrayIndexOutOfBoundsException"), ("hash", None)):
+                               ("hashInto", "ArrayIndexOutOfBoundsException"), ("hash", None),
+                               ("sieveCount", None), ("rareCalls", "NumberFormatException"),
+                               ("divideAfterCall", "ArithmeticException")):
             calls_a, calls_b = a.calls(method), b.calls(method)
             assert calls_a == calls_b, (thread, method)
             if thrown and (thread == "main" or method != "longLoop"):
@@ -149,6 +151,27 @@ def test_a_static_leafs_calls_on_a_cycle_are_in_the_record(both):
     assert ((starts >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID == mix).sum() == 0
 
 
+def test_loops_with_a_rare_path_off_their_cycle_get_records(both):
+    """A loop whose body has one path that stores nothing (its cycle) and others that call or run
+    an inner loop gets records for the steps on its cycle (LoopCycles); the steps off it are
+    recorded as blocks, and those that rejoin the cycle are recorded as blocks up to the header
+    (Tracer.loopJoin). The test above holds their events to those of loops=off."""
+    words = raw_words(both[True].trace_dir)
+    extended = words >> layout.TYPE_SHIFT == layout.TYPE_EXTENDED
+    subtype = (words >> layout.SUBTYPE_SHIFT) & layout.SUBTYPE_MASK
+    first = np.nonzero(extended & (subtype == layout.EXT_LOOP) & ((words & layout.LOOP_CYCLE_FLAG) == 0))[0]
+    headers, inverse = symbol_table(both[True].trace_dir, words[first + 1])
+    steps = np.bincount(inverse, weights=(words[first] & layout.LOOP_STEPS_MAX).astype(np.float64))
+    per_header = dict(zip(headers.tolist(), steps.tolist()))
+    # sieveCount's outer loop (its header is block 1) for the numbers crossed out, three blocks a
+    # step: most of 2,000 on each thread; its inner loop (header block 4) has records of its own.
+    assert per_header.get("block Main.sieveCount(I)I 1", 0) > 2 * 3 * 1500
+    assert per_header.get("block Main.sieveCount(I)I 4", 0) > 0
+    # rareCalls' and divideAfterCall's loops, whose rare paths call the JDK.
+    assert per_header.get("block Main.rareCalls([ILjava/lang/StringBuilder;)I 1", 0) > 2 * 150
+    assert any(h.startswith("block Main.divideAfterCall(") for h in per_header)
+
+
 def test_both_traces_are_sound_and_replay_the_same_counts(both):
     counts = []
     for loops in (True, False):
@@ -157,7 +180,7 @@ def test_both_traces_are_sound_and_replay_the_same_counts(both):
         a = Analysis.open(both[loops].trace_dir)
         per_method = {}
         for name in ("sum", "lastIndexOf", "firstOver", "accumulate", "overrun", "divide", "longLoop", "table", "<init>",
-                     "mix", "hash", "hashInto"):
+                     "mix", "hash", "hashInto", "sieveCount", "rareCalls", "divideAfterCall"):
             (method,) = a.statics.find_methods("Main", name)
             blocks = a.statics.method_blocks(method)
             per_method[name] = np.asarray(a.block_counts[blocks.start:blocks.stop], np.int64).tolist()

@@ -133,6 +133,71 @@ public class Main {
         return s;
     }
 
+    /**
+     * A sieve: the cycle is the loop's usual path (a number already crossed out); the rare path
+     * runs an inner loop, which has records of its own, and rejoins the cycle at its last block.
+     */
+    static int sieveCount(int n) {
+        boolean[] crossed = new boolean[n + 1];
+        int count = 0;
+        for (int i = 2; i <= n; i++) {
+            if (!crossed[i]) {
+                count++;
+                for (int j = i * i; j <= n && j > 0; j += i) {
+                    crossed[j] = true;
+                }
+            }
+        }
+        return count;
+    }
+
+    /**
+     * A rare call off the cycle, rejoining two blocks before the header, with a break between them
+     * (the loop can be left in a step that began off the cycle), and a program handler off the cycle.
+     */
+    static int rareCalls(int[] a, StringBuilder out) {
+        int s = 0;
+        int i = 0;
+        while (i < a.length) {
+            int v = a[i];
+            if (v % 10 == 0) {
+                out.append(v);
+                if (v == 30) {
+                    try {
+                        Integer.parseInt("x");
+                    } catch (NumberFormatException e) {
+                        s++;
+                    }
+                }
+            }
+            s += v;
+            if (s > 2_500) {
+                break;
+            }
+            i++;
+        }
+        return s;
+    }
+
+    /** Left by an ArithmeticException in a block that a step off the cycle rejoined (no record pending). */
+    static int divideAfterCall(int[] a, StringBuilder out) {
+        int s = 0;
+        for (int i = a.length - 1; ; i--) {
+            if (a[i] == 0) {
+                out.append('z');
+            }
+            s += 100 / a[i];
+        }
+    }
+
+    static int[] tens(int n) {
+        int[] b = new int[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = i % 40;
+        }
+        return b;
+    }
+
     static String run(int seed) {
         int[] a = new int[200 + seed];
         for (int i = 0; i < a.length; i++) {
@@ -159,12 +224,25 @@ public class Main {
         } catch (ArrayIndexOutOfBoundsException e) {
             out.append(" hashInto");
         }
+        out.append(' ').append(sieveCount(2000 + seed)).append(' ').append(rareCalls(tens(150 + seed), new StringBuilder()))
+                .append(' ').append(rareCalls(tens(20), new StringBuilder()));
+        StringBuilder zs = new StringBuilder();
+        a[seed % 5] = 0;
+        a[seed % 5 + 2] = 0;
+        try {
+            divideAfterCall(a, zs);
+        } catch (ArithmeticException e) {
+            out.append(" divideAfterCall ").append(zs);
+        }
         // Loops of one, three and five steps: up to three are stored as block words, not as a record.
         out.append(' ').append(sum(new int[0]) + sum(new int[1]) + sum(new int[2]));
         return out.toString();
     }
 
     public static void main(String[] args) throws Exception {
+        // Resolves the handler's class (NumberFormatException) on this thread before the twin can:
+        // the first resolution runs the loader's code, on whichever thread comes first.
+        rareCalls(tens(31), new StringBuilder());
         String[] other = new String[1];
         Thread twin = new Thread(() -> other[0] = run(3), "twin");
         twin.start();

@@ -29,26 +29,34 @@ import jbgui.runtime.EventLayout;
  *
  * <p>A loop qualifies when:
  * <ul>
- * <li>it is a natural loop whose body is one path: each of its blocks has exactly one successor in
- *     the body, and following them from the header visits every body block and comes back; every
- *     other edge leaves the loop. So the order of its blocks is known, and the record need only
- *     say how many steps ran (and a step may stop mid-cycle, at an exit or an exception);</li>
+ * <li>it is a natural loop with a cycle: one path from its header back to it through blocks that
+ *     store nothing (below), the only such path. So the order of the cycle's blocks is known, and
+ *     the record need only say how many steps ran (and a step may stop mid-cycle, at an exit or
+ *     an exception). Its other blocks, off the cycle, are recorded as usual: a rare branch that
+ *     calls or allocates, or an inner loop (whose header is never on the cycle; it may get records
+ *     of its own). A loop with two such paths round (an {@code if} whose both arms store nothing)
+ *     does not qualify: which path is the usual one is not known;</li>
  * <li>only the header is entered from outside the body, so counting starts at the header;</li>
- * <li>the path visits its blocks in ascending order once rotated to its lowest block, and spans at
+ * <li>the cycle visits its blocks in ascending order once rotated to its lowest block, and spans at
  *     most {@link EventLayout#LOOP_SPAN_MAX} blocks: the record then gives the cycle as a mask;</li>
- * <li>nothing in it can put an event on the thread between two of its steps: no invoke, no
+ * <li>nothing on the cycle can put an event on the thread between two of its steps: no invoke, no
  *     allocation of an object or object array, no static field (class initialisation), no class
  *     constant, cast or {@code instanceof} (class loading), no monitor, no {@code athrow}, fields
  *     only of the method's own class (already loaded). An implicit exception (an array index, a
  *     division, a null) runs its constructor, which is traced: the exception-exit handler then puts
  *     the record before that constructor's events (Tracer.loopThrown);</li>
- * <li>no handler of the program covers it and the exception-exit handler covers all of it, so
- *     the only way out by exception is that handler, which stores the record;</li>
+ * <li>no handler of the program covers the cycle or starts on it, and the exception-exit handler
+ *     covers all of it, so the only way out of a step by exception is that handler, which stores
+ *     the record (off the cycle no record is pending, so handlers there are the program's
+ *     business);</li>
  * <li>the method has no code in a range covering its own handler (deferred block events,
  *     ProbeInserter) and no jsr/ret.</li>
  * </ul>
- * Blocks reached by leaving the loop (exit targets) store the pending record before their own
- * event; they may sit inside the loop's span of code (a {@code return} in the loop's body).
+ * Blocks reached by leaving the cycle (exit targets, inside the loop's body or after it) store the
+ * pending record before their own event. A step that began off the cycle rejoins it with no
+ * record pending: from the first cycle block such a step can reach (a join) round to the header,
+ * the blocks test the count (Tracer.loopJoin) and are recorded as blocks when it is 0, and the
+ * next record starts at the header.
  */
 final class LoopCycles {
     private LoopCycles() {}
@@ -86,6 +94,8 @@ final class LoopCycles {
         final int mask;
         /** The cycle's blocks. */
         final boolean[] inCycle;
+        /** Cycle blocks a step may reach with no record pending (after a join from off the cycle). */
+        final boolean[] joined;
         /** Blocks outside the cycle that an edge from it reaches. */
         final int[] exits;
         /** The one call of a static leaf on the cycle, its block and its leaf; null, -1, null without. */
@@ -93,12 +103,13 @@ final class LoopCycles {
         final int callBlock;
         final Leaf leaf;
 
-        Loop(int header, int lo, int mask, boolean[] inCycle, int[] exits, org.objectweb.asm.tree.MethodInsnNode call,
+        Loop(int header, int lo, int mask, boolean[] inCycle, boolean[] joined, int[] exits, org.objectweb.asm.tree.MethodInsnNode call,
              int callBlock, Leaf leaf) {
             this.header = header;
             this.lo = lo;
             this.mask = mask;
             this.inCycle = inCycle;
+            this.joined = joined;
             this.exits = exits;
             this.call = call;
             this.callBlock = callBlock;
@@ -190,54 +201,99 @@ final class LoopCycles {
                 }
             }
         }
-        int lo = n;
-        int hi = -1;
-        int size = 0;
-        for (int b = 0; b < n; b++) {
-            if (body[b]) {
-                lo = Math.min(lo, b);
-                hi = Math.max(hi, b);
-                size++;
-                if (used[b] || handled[b]) {
-                    return null;
-                }
-            }
-        }
-        if (hi - lo >= EventLayout.LOOP_SPAN_MAX || head > Short.MAX_VALUE) {
-            return null;
-        }
-        // One path: every body block has exactly one successor in the body; from the header they
-        // visit every body block and return to it.
-        int[] next = new int[n];
-        for (int b = lo; b <= hi; b++) {
-            if (!body[b]) {
+        // The cycle: the one path from the header back to it through blocks that store nothing
+        // (`quiet`, but for one call of a static leaf), that no program handler covers or starts
+        // at, that another loop's cycle does not hold and that are not the header of a loop
+        // nested in this one. Body blocks off it (a rare branch that calls, allocates, throws or
+        // runs an inner loop) are recorded as usual: the pending record is stored where the cycle
+        // is left for them, and counting starts again at the header.
+        MethodInsnNode[] leafCall = new MethodInsnNode[n];
+        Leaf[] leafOf = new Leaf[n];
+        boolean[] onPath = new boolean[n];
+        for (int k = 0; k < n; k++) {
+            if (!body[k] || used[k] || handled[k] || (k != head && innerHeader(succ, body, head, k))) {
                 continue;
             }
-            int inside = -1;
-            for (int t : succ[b]) {
-                if (body[t]) {
-                    if (inside >= 0 && inside != t) {
-                        return null;
+            onPath[k] = true;
+            boolean mayHaveThrown = false;
+            for (int i = ba.blockStarts[k]; i < ba.blockEnd(k) && onPath[k]; i++) {
+                AbstractInsnNode insn = ba.insns[i];
+                if (!covered[i]) {
+                    onPath[k] = false;
+                } else if (!quiet(insn, owner)) {
+                    Leaf l = leafCalled(insn, owner, leaves);
+                    if (l == null || leafCall[k] != null || mayHaveThrown) {
+                        onPath[k] = false;
+                    } else {
+                        leafCall[k] = (MethodInsnNode) insn;
+                        leafOf[k] = l;
                     }
-                    inside = t;
+                }
+                mayHaveThrown |= BlockAnalysis.mayThrow(insn.getOpcode());
+            }
+        }
+        if (!onPath[head]) {
+            return null;
+        }
+        // Which of them reach the header through such blocks.
+        boolean[] reaches = new boolean[n];
+        List<Integer> todo2 = new ArrayList<>();
+        todo2.add(head);
+        while (!todo2.isEmpty()) {
+            int t = todo2.remove(todo2.size() - 1);
+            for (int p : pred[t]) {
+                if (p != head && onPath[p] && !reaches[p]) {
+                    reaches[p] = true;
+                    todo2.add(p);
                 }
             }
-            if (inside < 0) {
-                return null;
-            }
-            next[b] = inside;
         }
-        int steps = 0;
+        boolean[] inCycle = new boolean[n];
+        int[] next = new int[n];
+        int size = 0;
         int descents = 0;
         int b = head;
         do {
-            if (next[b] <= b) {
+            int only = -1;
+            for (int t : succ[b]) {
+                if (onPath[t] && (t == head || reaches[t]) && t != only) {
+                    if (only >= 0) {
+                        return null;      // two ways round: which one is usual is not known
+                    }
+                    only = t;
+                }
+            }
+            if (only < 0 || inCycle[b]) {
+                return null;
+            }
+            inCycle[b] = true;
+            next[b] = only;
+            size++;
+            if (only <= b) {
                 descents++;
             }
-            b = next[b];
-            steps++;
-        } while (b != head && steps <= size);
-        if (b != head || steps != size || descents != 1) {
+            b = only;
+        } while (b != head);
+        int lo = n;
+        int hi = -1;
+        MethodInsnNode call = null;
+        int callBlock = -1;
+        Leaf leaf = null;
+        for (int k = 0; k < n; k++) {
+            if (inCycle[k]) {
+                lo = Math.min(lo, k);
+                hi = Math.max(hi, k);
+                if (leafCall[k] != null) {
+                    if (call != null) {
+                        return null;
+                    }
+                    call = leafCall[k];
+                    callBlock = k;
+                    leaf = leafOf[k];
+                }
+            }
+        }
+        if (descents != 1 || hi - lo >= EventLayout.LOOP_SPAN_MAX || head > Short.MAX_VALUE) {
             return null;
         }
         // Entered only at the header.
@@ -251,43 +307,28 @@ final class LoopCycles {
                 }
             }
         }
-        // Nothing inside that could record an event but one call of a static leaf, before which
-        // nothing in its block can throw (its step then always reaches the call); all of it under
-        // the exception-exit handler.
-        MethodInsnNode call = null;
-        int callBlock = -1;
-        Leaf leaf = null;
-        for (int k = lo; k <= hi; k++) {
-            if (!body[k]) {
-                continue;
+        // Joins: cycle blocks that a block off the cycle reaches; from the first of them round to
+        // the header the count may be 0 (a step that began off the cycle), and such a step's
+        // blocks are recorded as blocks (Tracer.loopJoin).
+        boolean[] joined = new boolean[n];
+        boolean joining = false;
+        b = next[head];
+        while (b != head) {
+            for (int p : pred[b]) {
+                joining |= !inCycle[p];
             }
-            boolean mayHaveThrown = false;
-            for (int i = ba.blockStarts[k]; i < ba.blockEnd(k); i++) {
-                AbstractInsnNode insn = ba.insns[i];
-                if (!covered[i]) {
-                    return null;
-                }
-                if (!quiet(insn, owner)) {
-                    Leaf l = leafCalled(insn, owner, leaves);
-                    if (l == null || call != null || mayHaveThrown) {
-                        return null;
-                    }
-                    call = (MethodInsnNode) insn;
-                    callBlock = k;
-                    leaf = l;
-                }
-                mayHaveThrown |= BlockAnalysis.mayThrow(insn.getOpcode());
-            }
+            joined[b] = joining;
+            b = next[b];
         }
         List<Integer> exits = new ArrayList<>();
         int mask = 0;
         for (int k = lo; k <= hi; k++) {
-            if (!body[k]) {
+            if (!inCycle[k]) {
                 continue;
             }
             mask |= 1 << (k - lo);
             for (int t : succ[k]) {
-                if (!body[t] && !exits.contains(t)) {
+                if (!inCycle[t] && !exits.contains(t)) {
                     exits.add(t);
                 }
             }
@@ -296,7 +337,27 @@ final class LoopCycles {
         for (int i = 0; i < exitArray.length; i++) {
             exitArray[i] = exits.get(i);
         }
-        return new Loop(head, lo, mask, body, exitArray, call, callBlock, leaf);
+        return new Loop(head, lo, mask, inCycle, joined, exitArray, call, callBlock, leaf);
+    }
+
+    /**
+     * Whether block {@code k} of the body is the header of a loop nested in it: it comes after the
+     * header, and a body block at or after it jumps to it.
+     */
+    private static boolean innerHeader(int[][] succ, boolean[] body, int head, int k) {
+        if (k <= head) {
+            return false;
+        }
+        for (int s = k; s < succ.length; s++) {
+            if (body[s]) {
+                for (int t : succ[s]) {
+                    if (t == k) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /** The static leaf of this class that {@code insn} calls, or null. */

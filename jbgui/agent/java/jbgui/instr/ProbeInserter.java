@@ -432,7 +432,8 @@ final class ProbeInserter {
 
     /**
      * The probes of block {@code b} that loop records change (LoopCycles): a loop's header counts a
-     * step ({@code C = loopHead(S, B, C, shape); M = loopMark(S, C, M)}), its other blocks {@code iinc C 1},
+     * step ({@code C = loopHead(S, B, C, shape); M = loopMark(S, C, M)}), its other blocks {@code iinc C 1}
+     * (or, from a join on, {@code C = loopJoin(S, B, C, b)}: the count may be 0 there),
      * and a block a loop exits to first stores that loop's pending record ({@code loopExit(S, B, C,
      * shape); C = 0}). Returns true when the block gets no block probe of its own (it is on a cycle).
      */
@@ -474,6 +475,13 @@ final class ProbeInserter {
                 p.add(new VarInsnNode(Opcodes.ILOAD, mark));
                 p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopMark", "(" + TRACE_DESC + "II)I", false));
                 p.add(new VarInsnNode(Opcodes.ISTORE, mark));
+            } else if (loop.joined[b]) {
+                p.add(new VarInsnNode(Opcodes.ALOAD, slot));
+                p.add(new VarInsnNode(Opcodes.ILOAD, base));
+                p.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
+                p.add(pushInt(b));
+                p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopJoin", "(" + TRACE_DESC + "III)I", false));
+                p.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
             } else {
                 p.add(new org.objectweb.asm.tree.IincInsnNode(counters + i, 1));
             }

@@ -299,6 +299,22 @@ public final class Tracer {
         }
     }
 
+    /**
+     * A block of a loop's cycle that a step may also reach from off the cycle (a join,
+     * jbgui.instr.LoopCycles): with a record pending ({@code steps} not 0) one more step, counted;
+     * otherwise the step began off the cycle, its blocks up to the header are recorded as blocks,
+     * and counting starts again there. Returns the new count.
+     */
+    public static int loopJoin(ThreadTrace t, int start, int steps, int index) {
+        if (steps != 0) {
+            return steps + 1;
+        }
+        if (BLOCKS) {
+            t.put(start + EventLayout.BLOCK_FROM_START + index);
+        }
+        return 0;
+    }
+
     /** The exception-exit handler: a loop's pending steps' record, before the exception's own events. */
     @DontInline
     public static void loopThrown(ThreadTrace t, int start, int steps, int mark, int header, int back, int mask, int call,
