@@ -150,3 +150,16 @@ def test_probes_are_for_c2_to_inline_and_c1_to_call(agent_jar):
     sizes = lengths_in_runtime(agent_jar, PROBES)
     wrong = {m: n for m, n in sizes.items() if not MAX_INLINE_SIZE < n <= FREQ_INLINE_SIZE}
     assert not wrong, f"probes outside ({MAX_INLINE_SIZE}, {FREQ_INLINE_SIZE}] bytes: {wrong}"
+
+
+# The probes a loop record's cycle runs every step (jbgui.instr.LoopCycles) fit MaxInlineSize, so
+# that both compilers inline them wherever they are: such a loop often runs long in a method called
+# a few times, where C2 does not rate the call hot, and loopHead at 44 bytes was a call on every
+# step of the compute kernel's sieve ("too big", -XX:+PrintInlining). Their slow paths
+# (Tracer.loopFull, ThreadTrace.putLoop) are off the step's path.
+LOOP_STEP_PROBES = {"jbgui/runtime/Tracer": ("loopHead", "loopMark", "loopJoin")}
+
+
+def test_a_cycles_probes_fit_max_inline_size(agent_jar):
+    too_big = {m: n for m, n in lengths_in_runtime(agent_jar, LOOP_STEP_PROBES).items() if n > MAX_INLINE_SIZE}
+    assert not too_big, f"loop probes over {MAX_INLINE_SIZE} bytes: {too_big}"

@@ -261,16 +261,29 @@ public final class Tracer {
     /**
      * A loop's header (jbgui.instr.LoopCycles): one more step of the loop, counted in the frame's
      * local instead of stored. Near the limit the record is stored and counting starts again with
-     * this step: the cycle's other blocks (fewer than LOOP_SPAN_MAX) count on after the header, and
-     * a record must hold at most LOOP_STEPS_MAX steps, and a quarter of that with a leaf's call
-     * (four events a step at most), so that its events stay within LOOP_REPRESENTED_MAX. Returns
-     * the new count. {@code call} and {@code leaf}: the static leaf called on the cycle (its block's
-     * offset and its start word), or 0 and 0.
+     * this step ({@link #loopFull}). Returns the new count. {@code call} and {@code leaf}: the static
+     * leaf called on the cycle (its block's offset and its start word), or 0 and 0.
+     *
+     * <p>Within HotSpot's MaxInlineSize (35 bytes of bytecode), so that both compilers inline it
+     * wherever it is: C2 inlines a larger method only where it rates the call hot, and in the
+     * compute kernel's sieve, a loop run 2 M steps in a method called 60 times, it did not
+     * (-XX:+PrintInlining: "too big"), so every step of the loop made a call.
      */
     public static int loopHead(ThreadTrace t, int start, int steps, int header, int back, int mask, int call, int leaf) {
-        if (steps < (leaf == 0 ? EventLayout.LOOP_STEPS_MAX : EventLayout.LOOP_STEPS_MAX >> 2) - EventLayout.LOOP_SPAN_MAX) {
-            return steps + 1;
-        }
+        return steps < LOOP_HEAD_LIMIT ? steps + 1 : loopFull(t, start, steps, header, back, mask, call, leaf);
+    }
+
+    /**
+     * The steps a record holds at most, less the cycle's other blocks (fewer than LOOP_SPAN_MAX),
+     * which count on after the header: a quarter of LOOP_STEPS_MAX, so that a record with a
+     * leaf's call (four events a step at most) stays within LOOP_REPRESENTED_MAX; the same for
+     * every loop, so that {@link #loopHead} tests one constant.
+     */
+    private static final int LOOP_HEAD_LIMIT = (EventLayout.LOOP_STEPS_MAX >> 2) - EventLayout.LOOP_SPAN_MAX;
+
+    /** {@link #loopHead} at the limit: the record stored, and this step the first of the next. */
+    @DontInline
+    private static int loopFull(ThreadTrace t, int start, int steps, int header, int back, int mask, int call, int leaf) {
         t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask, call, leaf);
         return 1;
     }
