@@ -157,9 +157,24 @@ final class LoopCycles {
             }
         }
         int[][] pred = predecessors(succ);
+        // Per block, once for all the loops: whether it can be on a cycle (quiet, `quietBlock`),
+        // and the static leaf it calls if any; whether a backward edge reaches it (a loop's header).
+        Leaf[] leafOf = new Leaf[n];
+        MethodInsnNode[] leafCall = new MethodInsnNode[n];
+        boolean[] quiet = new boolean[n];
+        boolean[] backTarget = new boolean[n];
+        for (int k = 0; k < n; k++) {
+            quiet[k] = quietBlock(owner, ba, covered, leaves, k, leafCall, leafOf);
+            for (int t : succ[k]) {
+                backTarget[t] |= t <= k;
+            }
+        }
         boolean[] used = new boolean[n];
         for (int head = 0; head < n && loops.size() < MAX_LOOPS; head++) {
-            Loop loop = loopAt(owner, ba, covered, succ, pred, handled, used, head, leaves);
+            if (!backTarget[head]) {
+                continue;     // no loop's header
+            }
+            Loop loop = loopAt(succ, pred, handled, used, quiet, backTarget, leafCall, leafOf, head);
             if (loop != null) {
                 loops.add(loop);
                 for (int b = 0; b < n; b++) {
@@ -170,8 +185,8 @@ final class LoopCycles {
         return loops;
     }
 
-    private static Loop loopAt(String owner, BlockAnalysis ba, boolean[] covered, int[][] succ, int[][] pred,
-                               boolean[] handled, boolean[] used, int head, Map<String, Leaf> leaves) {
+    private static Loop loopAt(int[][] succ, int[][] pred, boolean[] handled, boolean[] used, boolean[] quiet,
+                               boolean[] backTarget, MethodInsnNode[] leafCall, Leaf[] leafOf, int head) {
         int n = succ.length;
         // The back edges' sources: blocks at or after the header that jump to it.
         boolean[] body = new boolean[n];
@@ -207,44 +222,25 @@ final class LoopCycles {
         // nested in this one. Body blocks off it (a rare branch that calls, allocates, throws or
         // runs an inner loop) are recorded as usual: the pending record is stored where the cycle
         // is left for them, and counting starts again at the header.
-        MethodInsnNode[] leafCall = new MethodInsnNode[n];
-        Leaf[] leafOf = new Leaf[n];
         boolean[] onPath = new boolean[n];
         for (int k = 0; k < n; k++) {
-            if (!body[k] || used[k] || handled[k] || (k != head && innerHeader(succ, body, head, k))) {
-                continue;
-            }
-            onPath[k] = true;
-            boolean mayHaveThrown = false;
-            for (int i = ba.blockStarts[k]; i < ba.blockEnd(k) && onPath[k]; i++) {
-                AbstractInsnNode insn = ba.insns[i];
-                if (!covered[i]) {
-                    onPath[k] = false;
-                } else if (!quiet(insn, owner)) {
-                    Leaf l = leafCalled(insn, owner, leaves);
-                    if (l == null || leafCall[k] != null || mayHaveThrown) {
-                        onPath[k] = false;
-                    } else {
-                        leafCall[k] = (MethodInsnNode) insn;
-                        leafOf[k] = l;
-                    }
-                }
-                mayHaveThrown |= BlockAnalysis.mayThrow(insn.getOpcode());
-            }
+            // A header of a loop nested in this one (after the header, reached by a backward edge)
+            // is never on the cycle.
+            onPath[k] = body[k] && quiet[k] && !used[k] && !handled[k] && (k <= head || !backTarget[k]);
         }
         if (!onPath[head]) {
             return null;
         }
         // Which of them reach the header through such blocks.
         boolean[] reaches = new boolean[n];
-        List<Integer> todo2 = new ArrayList<>();
-        todo2.add(head);
-        while (!todo2.isEmpty()) {
-            int t = todo2.remove(todo2.size() - 1);
+        List<Integer> back = new ArrayList<>();
+        back.add(head);
+        while (!back.isEmpty()) {
+            int t = back.remove(back.size() - 1);
             for (int p : pred[t]) {
                 if (p != head && onPath[p] && !reaches[p]) {
                     reaches[p] = true;
-                    todo2.add(p);
+                    back.add(p);
                 }
             }
         }
@@ -341,23 +337,32 @@ final class LoopCycles {
     }
 
     /**
-     * Whether block {@code k} of the body is the header of a loop nested in it: it comes after the
-     * header, and a body block at or after it jumps to it.
+     * Whether block {@code k} can be on a cycle: the exception-exit handler covers it and nothing
+     * in it can store an event but one call of a static leaf (then in {@code leafCall[k]},
+     * {@code leafOf[k]}), before which nothing in the block can throw (its step always reaches
+     * the call).
      */
-    private static boolean innerHeader(int[][] succ, boolean[] body, int head, int k) {
-        if (k <= head) {
-            return false;
-        }
-        for (int s = k; s < succ.length; s++) {
-            if (body[s]) {
-                for (int t : succ[s]) {
-                    if (t == k) {
-                        return true;
-                    }
-                }
+    private static boolean quietBlock(String owner, BlockAnalysis ba, boolean[] covered, Map<String, Leaf> leaves, int k,
+                                      MethodInsnNode[] leafCall, Leaf[] leafOf) {
+        boolean mayHaveThrown = false;
+        for (int i = ba.blockStarts[k]; i < ba.blockEnd(k); i++) {
+            AbstractInsnNode insn = ba.insns[i];
+            if (!covered[i]) {
+                return false;
             }
+            if (!quiet(insn, owner)) {
+                Leaf l = leafCalled(insn, owner, leaves);
+                if (l == null || leafCall[k] != null || mayHaveThrown) {
+                    leafCall[k] = null;
+                    leafOf[k] = null;
+                    return false;
+                }
+                leafCall[k] = (MethodInsnNode) insn;
+                leafOf[k] = l;
+            }
+            mayHaveThrown |= BlockAnalysis.mayThrow(insn.getOpcode());
         }
-        return false;
+        return true;
     }
 
     /** The static leaf of this class that {@code insn} calls, or null. */
