@@ -36,7 +36,7 @@ AGENT_JAR = "jbgui-agent.jar"
 RUNTIME_JAR = "jbgui-runtime.jar"
 ENGINE_JAR = "jbgui-engine.jar"
 # The ASM modules the engine uses; Debian's libasm-java installs them here.
-ASM_MODULES = ("asm", "asm-tree", "asm-analysis", "asm-util")
+ASM_MODULES = ("asm", "asm-tree", "asm-analysis", "asm-commons", "asm-util")
 DEFAULT_ASM_DIR = Path("/usr/share/java")
 # The oldest JDK the recorder supports is 17 (it uses Class.isHidden, JDK 15+).
 JAVA_RELEASE = "17"

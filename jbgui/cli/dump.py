@@ -22,7 +22,7 @@ import numpy as np
 
 from jbgui.cli.trace_input import TraceInputError
 from jbgui.model import TraceError, layout
-from jbgui.model.check import EXT_NAMES, TYPE_NAMES, load_statics_cached, read_thread_table
+from jbgui.model.check import EXT_NAMES, TYPE_NAMES, load_statics_cached, loop_word_fields, read_thread_table
 from jbgui.model.statics import Statics
 from jbgui.model.format.files import is_directory, show
 from jbgui.model.tracedir import TraceDir, iter_stream
@@ -194,8 +194,9 @@ class _Formatter:
         if sub == layout.EXT_EXCEPTION_EXIT:
             return f"{name}\tm={value}" + (self._method(value) if self.st else "")
         if sub in (layout.EXT_LOOP, layout.EXT_LOOP_CALL):
-            # a loop record's word left in the events (a chunk without FILTER_LOOPS): no class
-            return f"{name}\tvalue=0x{value:07x}"
+            # a loop record's word left in the events (a chunk without FILTER_LOOPS): no class; a
+            # path word (LOOP_CALL with LOOP_PATH_FLAG) as its path and the leaf's blocks in it
+            return f"{name}\t{loop_word_fields(word)}"
         if self.st is None:
             return f"{name}\tclass={value}"
         return f"{name}\tclass={value} {self.st.class_name_of_id(value)}"

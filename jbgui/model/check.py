@@ -47,7 +47,10 @@ EXT_NAMES = {layout.EXT_CLASS_LOAD: "CLASS_LOAD", layout.EXT_RECEIVER: "RECEIVER
              layout.EXT_EXCEPTION_EXIT: "EXCEPTION_EXIT", layout.EXT_THREAD_SWITCH: "THREAD_SWITCH",
              layout.EXT_THROWABLE: "THROWABLE",
              # Words of loop records, gone once a FILTER_LOOPS chunk is decoded: named for a stray one.
+             # A LOOP_CALL word is a record's call word, or with LOOP_PATH_FLAG its path word (format
+             # version 4): loop_word_fields tells them apart.
              layout.EXT_LOOP: "LOOP", layout.EXT_LOOP_CALL: "LOOP_CALL"}
+_LOOP_SUBTYPES = (layout.EXT_LOOP, layout.EXT_LOOP_CALL)
 
 _BATCH_EVENTS = 1 << 20
 _MAX_EXAMPLES = 5
@@ -694,7 +697,9 @@ class _WordChecker:
         tally.add("zero-word", ERROR, w == 0, first, lambda i: "all-zero event word (ids start at 1: never valid)")
         reserved = ext & (sub > layout.EXT_THROWABLE)
         tally.add("reserved-subtype", ERROR, reserved, first,
-                  lambda i: f"extended event of reserved subtype {int(sub[i])} (value {int(val[i])})")
+                  lambda i: f"extended event of reserved subtype {int(sub[i])} (value {int(val[i])}"
+                            + (f"; a loop record's word, {loop_word_fields(int(w[i]))}, which only the payload "
+                               "of a chunk with FILTER_LOOPS holds" if int(sub[i]) in _LOOP_SUBTYPES else "") + ")")
         switch = ext & (sub == layout.EXT_THREAD_SWITCH)
         if state.kind == layout.STREAM_KIND_THREAD:
             tally.add("switch-in-thread-stream", ERROR, switch, first,
@@ -796,6 +801,18 @@ class _WordChecker:
                                     "RECEIVER (last event)")
 
 
+def loop_word_fields(word: int) -> str:
+    """The fields of a loop record's word (EXT_LOOP or EXT_LOOP_CALL) met as an event: its value in
+    hex, but for a path word (EXT_LOOP_CALL with LOOP_PATH_FLAG, format version 4) its path and the
+    leaf's blocks j of the path's bits, ascending, as ``jbtrace dump`` prints them."""
+    value = word & layout.VALUE_MASK
+    if (word >> layout.SUBTYPE_SHIFT) & layout.SUBTYPE_MASK == layout.EXT_LOOP_CALL and value & layout.LOOP_PATH_FLAG:
+        path = value & ((1 << layout.LOOP_SPAN_MAX) - 1)
+        blocks = ",".join(str(j) for j in range(layout.LOOP_SPAN_MAX) if path >> j & 1)
+        return f"path=0x{path:07x} blocks={blocks or '-'}"
+    return f"value=0x{value:07x}"
+
+
 def _word_text(word: int, st: S.Statics | None) -> str:
     t = word >> layout.TYPE_SHIFT
     if t != layout.TYPE_EXTENDED:
@@ -803,6 +820,8 @@ def _word_text(word: int, st: S.Statics | None) -> str:
         name = st.method_qualified(mid) if st is not None and t != layout.TYPE_BLOCK else ""
         return f"{TYPE_NAMES[t]} m={mid}" + (f" ({name})" if name else "")
     sub = (word >> layout.SUBTYPE_SHIFT) & 7
+    if sub in _LOOP_SUBTYPES:
+        return f"{EXT_NAMES[sub]} {loop_word_fields(word)}"
     return f"{EXT_NAMES.get(sub, f'EXT{sub}')} {word & layout.VALUE_MASK}"
 
 

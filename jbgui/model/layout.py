@@ -5,11 +5,13 @@ The recorder defines the same names in ``jbgui/agent/java/jbgui/runtime/EventLay
 checks that both sides agree.
 """
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 # What this jbgui reads: version 2 added START_RECEIVER_OWN (a start word that stands for its
-# receiver too); version 3 added loop records (FILTER_LOOPS). A version 1 trace has neither and a
-# version 1-2 trace never has loop records, so the same readers read all three.
-READABLE_FORMAT_VERSIONS = (1, 2, 3)
+# receiver too); version 3 added loop records (FILTER_LOOPS); version 4 added a loop record's
+# fifth word, the path of its leaf's calls (LOOP_PATH_FLAG). A version 1 trace has none of them, a
+# version 1-2 trace never has loop records and a version 3 trace never has path words, so the same
+# readers read all four.
+READABLE_FORMAT_VERSIONS = (1, 2, 3, 4)
 
 TYPE_SHIFT = 30
 METHOD_SHIFT = 11
@@ -32,8 +34,20 @@ EXT_THROWABLE = 4
 EXT_LOOP = 5
 # Only the optional fourth word of a loop record: extended(EXT_LOOP_CALL, k << METHOD_BITS | id),
 # each step of the cycle's block lo + k followed by a call of the static leaf method id (its start,
-# its block 0, its end: three events). Readers expand it with the record: never an event of its own.
+# its block 0, its end: three events); and the optional fifth word after it (format version 4),
+# extended(EXT_LOOP_CALL, LOOP_PATH_FLAG | path), the blocks each of those calls runs (below).
+# Readers expand them with the record: never an event of their own.
 EXT_LOOP_CALL = 6
+# Tells a loop record's fifth word from its fourth (a call word's value never has bit 26: k < 26
+# sits in bits 19-23). Its path is a mask of LOOP_SPAN_MAX bits: bit j stands for the leaf's block
+# j, word start + BLOCK_FROM_START + j, and bit 0 is always set. Each call of the leaf is then its
+# start, the path's blocks in ascending order (a leaf has no backward jump) and its end: 2 +
+# popcount(path) events. Without a fifth word a call's path is 1 (start, block 0, end).
+LOOP_PATH_FLAG = 1 << 26
+# The recorder's runtime passes a record's call as one int (Tracer.loopHead's call): the cycle's
+# block k in the low LOOP_CALL_PATH_SHIFT bits, the leaf's path above them. Not in the trace;
+# here because the recorder defines it next to the format's constants (EventLayout.java).
+LOOP_CALL_PATH_SHIFT = 5
 
 MAX_METHOD_ID = (1 << METHOD_BITS) - 1
 BLOCKS_PER_PAGE = 1 << BLOCK_BITS
@@ -61,7 +75,7 @@ FILTER_BYTE_PLANES = 1
 # A bit of the filter byte: the payload's start words marked START_ENTRY_IMPLIED each stand for the
 # start and its method's first block (format/entry_blocks.py); the header counts the events.
 FILTER_ENTRY_BLOCKS = 2
-# A bit of the filter byte (format version 3): the payload holds loop records, three or four words
+# A bit of the filter byte (format version 3): the payload holds loop records, three to five words
 # that each stand for the block events of a loop's steps and the calls of a leaf in them
 # (format/entry_blocks.py); the header counts the expanded events, so readers expand the records
 # before anything else reads the words.
@@ -94,7 +108,8 @@ START_RECEIVER_OWN = 2
 # steps), the loop header's BLOCK word, extended(EXT_LOOP, LOOP_CYCLE_FLAG | mask). Its steps fit
 # in LOOP_STEPS_BITS (a longer loop stores several records); the mask's bit k stands for block
 # header - back + k, so a cycle spans at most LOOP_SPAN_MAX consecutive blocks; the flag tells the
-# third word from the first. An EXT_LOOP_CALL word right after the third is the record's fourth.
+# third word from the first. An EXT_LOOP_CALL word right after the third is the record's fourth,
+# and one with LOOP_PATH_FLAG right after the fourth its fifth (format version 4).
 LOOP_STEPS_BITS = 20
 LOOP_STEPS_MAX = (1 << LOOP_STEPS_BITS) - 1
 LOOP_CYCLE_FLAG = 1 << 26

@@ -1,5 +1,7 @@
 """Decoding chunks whose loop records stand for the block events of a loop's steps (FILTER_LOOPS,
-format version 3), and for the calls of a static leaf in them (a record's fourth word, EXT_LOOP_CALL).
+format version 3), for the calls of a static leaf in them (a record's fourth word, EXT_LOOP_CALL),
+and for the leaf's blocks each call runs (its fifth word, EXT_LOOP_CALL with LOOP_PATH_FLAG, format
+version 4).
 
 Hand-written payloads (kernel unit tests and malformed input), and random well-formed records
 against a plain-Python expansion of docs/trace-format.md's rule.
@@ -40,14 +42,22 @@ def call_word(k: int, leaf: int) -> int:
     return layout.extended(layout.EXT_LOOP_CALL, (k << layout.METHOD_BITS) | leaf)
 
 
-def record(header: int, steps: int, back: int, *bits: int, call: tuple[int, int] | None = None) -> list[int]:
-    """A loop record; ``call=(k, leaf)``: with a fourth word, block lo + k calling method ``leaf``."""
-    return [steps_word(steps, back), header, cycle_word(*bits)] + ([call_word(*call)] if call else [])
+def path_word(*blocks: int) -> int:
+    return layout.extended(layout.EXT_LOOP_CALL, layout.LOOP_PATH_FLAG | sum(1 << j for j in blocks))
 
 
-def leaf(method: int) -> list[int]:
-    """The three events of a call of a static leaf: its start, its block 0, its end."""
-    return [layout.method_start(method), layout.block(method, 0), layout.method_end(method)]
+def record(header: int, steps: int, back: int, *bits: int, call: tuple[int, int] | None = None,
+           path: tuple[int, ...] | None = None) -> list[int]:
+    """A loop record; ``call=(k, leaf)``: with a fourth word, block lo + k calling method ``leaf``;
+    ``path``: with a fifth word, each call running the leaf's blocks of those indices."""
+    return ([steps_word(steps, back), header, cycle_word(*bits)] + ([call_word(*call)] if call else [])
+            + ([path_word(*path)] if path is not None else []))
+
+
+def leaf(method: int, *path: int) -> list[int]:
+    """The events of a call of a static leaf: its start, its blocks of ``path`` (block 0 alone
+    without one), its end."""
+    return [layout.method_start(method), *(layout.block(method, j) for j in path or (0,)), layout.method_end(method)]
 
 
 def planes(words: list[int]) -> bytes:
@@ -76,9 +86,15 @@ def reference(words: list[int], entry: bool) -> list[int]:
             if i + 3 < len(words) and words[i + 3] >> layout.SUBTYPE_SHIFT == layout.EXT_LOOP_CALL:
                 value = words[i + 3] & layout.VALUE_MASK
                 method = value & layout.MAX_METHOD_ID
-                calls[lo + (value >> layout.METHOD_BITS)] = [layout.method_start(method),
-                                                             layout.method_start(method) + layout.BLOCK_FROM_START,
-                                                             layout.method_end(method)]
+                path = 1   # without a fifth word: block 0 alone
+                if i + 4 < len(words) and words[i + 4] >> layout.SUBTYPE_SHIFT == layout.EXT_LOOP_CALL \
+                        and words[i + 4] & layout.LOOP_PATH_FLAG:
+                    path = words[i + 4] & ((1 << layout.LOOP_SPAN_MAX) - 1)
+                    i += 1
+                start = layout.method_start(method)
+                calls[lo + (value >> layout.METHOD_BITS)] = [
+                    start, *(start + layout.BLOCK_FROM_START + j for j in range(layout.LOOP_SPAN_MAX) if path >> j & 1),
+                    layout.method_end(method)]
                 i += 1
             for s in range(steps):
                 out.append(cycle[s % len(cycle)])
@@ -100,7 +116,7 @@ def reference(words: list[int], entry: bool) -> list[int]:
 # ------------------------------------------------------------------------------- the constants
 
 def test_the_record_s_fields_fit_their_words():
-    assert (layout.FORMAT_VERSION, layout.READABLE_FORMAT_VERSIONS) == (3, (1, 2, 3))
+    assert (layout.FORMAT_VERSION, layout.READABLE_FORMAT_VERSIONS) == (4, (1, 2, 3, 4))
     assert layout.FILTER_LOOPS & (layout.FILTER_BYTE_PLANES | layout.FILTER_ENTRY_BLOCKS) == 0
     assert layout.EXT_LOOP == 5 and layout.EXT_LOOP <= layout.SUBTYPE_MASK
     # steps (bits 0-19), back (bits 20-25), the cycle flag (bit 26), all inside the 27-bit value
@@ -116,6 +132,14 @@ def test_the_record_s_fields_fit_their_words():
     assert call_word(3, 9) == (6 << 27) | (3 << 19) | 9
     assert leaf(9) == [layout.method_start(9), layout.method_start(9) + layout.BLOCK_FROM_START, layout.method_end(9)]
     assert leaf(9) == [0x40000000 | 9 << 11, 0xC0000000 | 9 << 11, 0x80000000 | 9 << 11]
+    # the fifth word: the flag (bit 26), above every call word's value, and a path of 26 bits below it
+    assert layout.LOOP_PATH_FLAG == 1 << 26 and call_word(layout.LOOP_SPAN_MAX - 1, layout.MAX_METHOD_ID) \
+        & layout.VALUE_MASK < layout.LOOP_PATH_FLAG
+    assert (1 << layout.LOOP_SPAN_MAX) - 1 < layout.LOOP_PATH_FLAG <= layout.VALUE_MASK
+    assert (layout.LOOP_PATH_FLAG | (1 << layout.LOOP_SPAN_MAX) - 1) == layout.VALUE_MASK   # no bit left over
+    assert path_word(0, 2) == (6 << 27) | (1 << 26) | 0b101
+    assert leaf(9, 0, 2, 3) == [layout.method_start(9)] + [layout.method_start(9) + layout.BLOCK_FROM_START + j
+                                                           for j in (0, 2, 3)] + [layout.method_end(9)]
 
 
 # ------------------------------------------------------------------------------- expansion
@@ -254,11 +278,113 @@ def test_records_are_expanded_only_in_chunks_with_the_filter_bit():
         decode([START5 | MARK, *record(H, 5, 0, 0)], 6, ENTRY)
 
 
+# ------------------------------------------------------------------------------- the leaf's path
+
+def test_a_call_with_a_path_runs_the_path_s_blocks_in_ascending_order():
+    # cycle [H, H + 2, H - 1] (bits {0, 1, 3}, back 1); the header calls the leaf, whose calls run
+    # its blocks 0, 2 and 3: five events a call
+    path = leaf(LEAF, 0, 2, 3)
+    assert path == [layout.method_start(LEAF), layout.block(LEAF, 0), layout.block(LEAF, 2), layout.block(LEAF, 3),
+                    layout.method_end(LEAF)]
+    words = record(H, 5, 1, 0, 1, 3, call=(1, LEAF), path=(0, 2, 3))
+    want = [H, *path, H + 2, H - 1, H, *path, H + 2]
+    assert decode(words, 5 + 2 * 5) == want == reference(words, entry=False)
+    assert decode(record(H, 1, 1, 0, 1, 3, call=(1, LEAF), path=(0, 3)), 5) == [H, *leaf(LEAF, 0, 3)]
+
+
+@pytest.mark.parametrize("path", [(0,), (0, 1), (0, 2), (0, 1, 2, 3), (0, 5, 17), (0, 25), tuple(range(26))])
+def test_paths_of_every_length(path):
+    # two calls in five steps of the cycle [H, H + 2, H - 1]; each call 2 + len(path) events
+    words = [START5, *record(H, 5, 1, 0, 1, 3, call=(3, LEAF), path=path), END5]
+    call = leaf(LEAF, *path)
+    assert len(call) == 2 + len(path)
+    want = [START5, H, H + 2, *call, H - 1, H, H + 2, *call, END5]
+    assert decode(words, 7 + 2 * len(call)) == want == reference(words, entry=False)
+    with pytest.raises(ValueError, match=rf"7 words with 1 loop records stand for {len(want)} events, not the chunk's "
+                                         rf"{len(want) - 1}"):
+        decode(words, len(want) - 1)
+    with pytest.raises(ValueError, match=rf"stand for {len(want)} events, not the chunk's {len(want) + 1}"):
+        decode(words, len(want) + 1)
+
+
+def test_a_path_of_block_0_alone_is_the_call_without_a_path():
+    for k, steps in ((0, 3), (1, 5), (3, 7)):
+        four = record(H, steps, 1, 0, 1, 3, call=(k, LEAF))
+        five = record(H, steps, 1, 0, 1, 3, call=(k, LEAF), path=(0,))
+        want = reference(four, entry=False)
+        assert reference(five, entry=False) == want
+        assert decode(five, len(want)) == decode(four, len(want)) == want
+
+
+def test_a_path_on_a_call_off_the_cycle_s_first_block():
+    # the header H = lo + 2 first; the call in lo + 7 (H + 5, third on the cycle) and in lo + 0
+    # (H - 2, last on it, before the header in code order)
+    cycle = [H, H + 2, H + 5, H - 2]
+    path = (0, 1, 4)
+    call = leaf(LEAF, *path)
+    words = record(H, 6, 2, 0, 2, 4, 7, call=(7, LEAF), path=path)
+    assert decode(words, 6 + len(call)) == [H, H + 2, H + 5, *call, H - 2, H, H + 2] == reference(words, False)
+    words = record(H, 9, 2, 0, 2, 4, 7, call=(0, LEAF), path=path)
+    want = [*cycle, *call, *cycle, *call, H]
+    assert decode(words, len(want)) == want == reference(words, False)
+    # the steps end right before the call's block: no call at all
+    assert decode(record(H, 3, 2, 0, 2, 4, 7, call=(0, LEAF), path=path), 3) == cycle[:3]
+    # a cycle across block pages, the header on one page and the call on the next
+    last, first = layout.block(5, layout.BLOCKS_PER_PAGE - 1), layout.block(6, 0)
+    assert decode(record(last, 4, 0, 0, 1, call=(1, LEAF), path=(0, 1)), 12) == [last, first, *leaf(LEAF, 0, 1)] * 2
+
+
+def test_a_path_s_words_take_the_leaf_s_id_alone():
+    top = layout.MAX_METHOD_ID
+    every = tuple(range(layout.LOOP_SPAN_MAX))
+    out = decode(record(H, 1, 0, 0, call=(0, top), path=every), 1 + 28)
+    assert out == [H, *leaf(top, *every)] and out[-2] == layout.block(top, 25)
+    assert decode(record(H, 1, 0, 0, call=(0, 1), path=(0, 25)), 5) == [H, *leaf(1, 0, 25)]
+
+
+def test_records_with_paths_amid_records_with_calls_and_without_and_marked_starts():
+    G = layout.block(9, 3)
+    words = [START5 | MARK, RECEIVER7, *record(H, 3, 0, 0, 2, call=(2, LEAF), path=(0, 1, 3)),
+             *record(G, 3, 1, 0, 1, call=(0, 7)), START6 | MARK, *record(G, 2, 0, 0, call=(0, 7), path=(0,)),
+             *record(H, 2, 0, 0, 2), END5, *record(H, 5, 0, 0, 1, 2, call=(1, LEAF), path=(0, 4)),
+             *record(G, 1, 0, 0, call=(0, 8)), *record(H, 1, 0, 0, call=(0, 8), path=(0, 2))]
+    want = [START5, RECEIVER7, layout.block(5, 0), H, H + 2, *leaf(LEAF, 0, 1, 3), H,
+            G, G - 1, *leaf(7), G, START6, layout.block(6, 0), G, *leaf(7), G, *leaf(7),
+            H, H + 2, END5, H, H + 1, *leaf(LEAF, 0, 4), H + 2, H, H + 1, *leaf(LEAF, 0, 4),
+            G, *leaf(8), H, *leaf(8, 0, 2)]
+    assert decode(words, len(want), LOOPS | ENTRY) == want == reference(words, entry=True)
+    plain = reference(words, entry=False)
+    assert decode(words, len(plain), LOOPS) == plain and plain[:3] == [START5 | MARK, RECEIVER7, H]
+    # counted across the first call word: 7 records, 2 marked starts (one before it, one after)
+    with pytest.raises(ValueError, match=rf"{len(words)} words with 7 loop records and 2 implied first blocks stand "
+                                         rf"for {len(want)} events, not the chunk's {len(want) - 1}"):
+        decode(words, len(want) - 1, LOOPS | ENTRY)
+
+
+def test_a_path_word_is_expanded_only_in_chunks_with_the_filter_bit():
+    words = [START5, *record(H, 5, 0, 0, call=(0, LEAF), path=(0, 1)), END5]
+    assert decode(words, 7, layout.FILTER_NONE) == words
+
+
+def test_a_path_word_met_as_an_event_is_named_with_its_blocks():
+    from jbgui.cli.dump import _Formatter
+    from jbgui.model.check import _word_text, loop_word_fields
+
+    assert loop_word_fields(path_word(0, 2, 25)) == "path=0x2000005 blocks=0,2,25"
+    assert loop_word_fields(path_word()) == "path=0x0000000 blocks=-"
+    assert loop_word_fields(call_word(3, 9)) == "value=0x0180009"   # a call word, as before
+    assert loop_word_fields(cycle_word(0, 1)) == "value=0x4000003"
+    assert _word_text(path_word(0, 3), None) == "LOOP_CALL path=0x0000009 blocks=0,3"
+    dump = _Formatter(None, {})
+    assert dump.describe(path_word(0, 1), layout.TYPE_EXTENDED) == "LOOP_CALL\tpath=0x0000003 blocks=0,1"
+    assert dump.describe(call_word(1, 9), layout.TYPE_EXTENDED) == "LOOP_CALL\tvalue=0x0080009"
+
+
 @pytest.mark.parametrize("filt", [LOOPS, LOOPS | PLANES, LOOPS | ENTRY | PLANES])
 @pytest.mark.parametrize("codec", [layout.CODEC_NONE, layout.CODEC_ZLIB, layout.CODEC_ZSTD])
 def test_codecs_and_byte_planes_through_decode_payload(filt, codec):
     words = [START5 | MARK, RECEIVER7, *record(H, 9, 1, 0, 1, 3), END5, *record(H, 1, 0, 0),
-             *record(H, 7, 1, 0, 1, 3, call=(3, LEAF))]
+             *record(H, 7, 1, 0, 1, 3, call=(3, LEAF)), *record(H, 7, 1, 0, 1, 3, call=(0, LEAF), path=(0, 2))]
     raw = planes(words) if filt & PLANES else np.asarray(words, "<u4").tobytes()
     payload = {layout.CODEC_NONE: raw, layout.CODEC_ZLIB: zlib.compress(raw),
                layout.CODEC_ZSTD: zstandard.ZstdCompressor(level=1).compress(raw)}[codec]
@@ -289,8 +415,8 @@ def test_a_payload_of_more_words_than_events_is_plausible_in_a_stream(tmp_path: 
 
 
 @pytest.mark.parametrize("codec", [layout.CODEC_NONE, layout.CODEC_ZLIB])
-def test_four_words_an_event_are_plausible_in_a_stream_and_more_are_not(tmp_path: Path, codec):
-    # records of one step whose block is not the call's: four words, 16 bytes, for each event
+def test_five_words_an_event_are_plausible_in_a_stream_and_more_are_not(tmp_path: Path, codec):
+    # records of one step whose block is not the call's: five words, 20 bytes, for each event
     head = struct.pack("<4sHHIIqQ", layout.STREAM_MAGIC, layout.FORMAT_VERSION, 32, 0, 1, 0, 0)
 
     def walk(words: list[int], count: int, pad: int = 0):
@@ -304,13 +430,13 @@ def test_four_words_an_event_are_plausible_in_a_stream_and_more_are_not(tmp_path
         with StreamReader(path) as reader:
             return list(reader.chunks())
 
-    words = record(H, 1, 0, 0, 1, call=(1, LEAF)) * 3
+    words = record(H, 1, 0, 0, 1, call=(1, LEAF), path=(0, 1)) * 3
     [ok] = walk(words, 3)
     assert ok.status is Status.OK and ok.words.tolist() == [H, H, H]
     if codec == layout.CODEC_NONE:
         [refused] = walk(words, 3, pad=4)
         assert refused.status is Status.IMPLAUSIBLE and refused.code == "chunk-size"
-        assert "52 bytes for 3 events" in refused.message
+        assert "64 bytes for 3 events" in refused.message
 
 
 # ------------------------------------------------------------------------------- malformed input
@@ -339,7 +465,8 @@ MALFORMED = {
     "a call of block 26": (record(H, 3, 0, *range(26), call=(26, LEAF)), "for block 26 of its span, which has 26 blocks"),
     "a call of block 31": (record(H, 3, 0, 0, call=(31, LEAF)), "for block 31 of its span, which has 26 blocks"),
     "a call word with bit 24": (record(H, 3, 0, 0, call=(32, LEAF)), "for block 32 of its span, which has 26"),
-    "a call word with bit 26": (record(H, 3, 0, 0, call=(128, LEAF)), "for block 128 of its span, which has 26"),
+    # bit 26 is LOOP_PATH_FLAG (format version 4): such a word is a path word, here fourth
+    "a call word with bit 26": (record(H, 3, 0, 0, call=(128, LEAF)), "word 3 is a loop record's path word"),
     "a stray call word first": ([call_word(0, LEAF), H, START5], "word 0 is a loop record's call word"),
     "a stray call word after a block": ([H, call_word(0, LEAF)], "word 1 is a loop record's call word"),
     "a second call word": ([*record(H, 2, 0, 0, call=(0, LEAF)), call_word(0, LEAF)], "word 4 is a loop record's call"),
@@ -356,6 +483,32 @@ MALFORMED = {
     "a call off the cycle after a call": ([*record(H, 2, 0, 0, call=(0, LEAF)), *record(H, 2, 0, 0, call=(1, LEAF))],
                                           "record at word 4 has a call word 0x30080009 for block 1 of its span, which "
                                           "is not on"),
+    # the fifth word (format version 4)
+    "a stray path word first": ([path_word(0), H, START5], r"word 0 is a loop record's path word \(EXT_LOOP_CALL with "
+                                r"LOOP_PATH_FLAG\), not fifth in a record after its call word"),
+    "a path word fourth in a record": ([*record(H, 2, 0, 0), path_word(0)], "word 3 is a loop record's path word"),
+    "a path word after a block": ([H, path_word(0, 1)], "word 1 is a loop record's path word"),
+    "a path word after records without calls": ([*record(H, 2, 0, 0), H, path_word(0)],
+                                                "word 4 is a loop record's path word"),
+    "a second path word": ([*record(H, 2, 0, 0, call=(0, LEAF), path=(0, 1)), path_word(0, 1)],
+                           "word 5 is a loop record's path word"),
+    "a path word after a word after a record with a call": ([*record(H, 2, 0, 0, call=(0, LEAF)), END5, path_word(0)],
+                                                            "word 5 is a loop record's path word"),
+    "a call word after a path word": ([*record(H, 2, 0, 0, call=(0, LEAF), path=(0,)), call_word(0, LEAF)],
+                                      "word 5 is a loop record's call word"),
+    "a path word for the header": ([steps_word(3, 0), path_word(0), cycle_word(0)], "header's BLOCK word"),
+    "a path word for the cycle": ([steps_word(3, 0), H, path_word(0), cycle_word(0)], "where its cycle word"),
+    "a path without block 0": (record(H, 3, 0, 0, call=(0, LEAF), path=(1, 2)),
+                               r"the loop record at word 0 has a path word 0x34000006 without its leaf's block 0 "
+                               r"\(path 0x0000006\)"),
+    "an empty path": (record(H, 3, 0, 0, call=(0, LEAF), path=()), r"word 0x34000000 without its leaf's block 0"),
+    "a path without block 0 after a path": ([*record(H, 2, 0, 0, call=(0, LEAF), path=(0, 1)),
+                                             *record(H, 2, 0, 0, call=(0, LEAF), path=(3,))],
+                                            "the loop record at word 5 has a path word 0x34000008 without its leaf's"),
+    "a path without block 0 on a call off the cycle": (record(H, 3, 1, 0, 1, 3, call=(2, LEAF), path=(1,)),
+                                                       "for block 2 of its span, which is not on its cycle"),
+    "0 steps after a path": ([*record(H, 2, 0, 0, call=(0, LEAF), path=(0, 2)), *record(H, 0, 0, 0)],
+                             "word 5 has 0 steps"),
 }
 
 
@@ -392,23 +545,23 @@ def test_a_count_the_records_do_not_stand_for_is_refused(count):
     assert len(decode(words, 9, LOOPS | ENTRY)) == 9
 
 
-def test_a_payload_of_more_than_four_words_an_event_is_refused():
-    # one record stands for at least one event in at most four words, so n events have at most 4 n words
-    one = record(H, 1, 0, 0, 1, call=(1, LEAF))
+def test_a_payload_of_more_than_five_words_an_event_is_refused():
+    # one record stands for at least one event in at most five words, so n events have at most 5 n words
+    one = record(H, 1, 0, 0, 1, call=(1, LEAF), path=(0, 2))
     assert decode(one, 1) == [H]
     for codec, compress in ((layout.CODEC_ZLIB, zlib.compress), (layout.CODEC_ZSTD, zstandard.ZstdCompressor().compress)):
         assert decode_payload(compress(np.asarray(one * 5, "<u4").tobytes()), codec, LOOPS, 5).tolist() == [H] * 5
-    with pytest.raises(ValueError, match="20 bytes for at most 4 words of 1 events"):
+    with pytest.raises(ValueError, match="24 bytes for at most 5 words of 1 events"):
         decode([START5, *one], 1)
     with pytest.raises(ValueError, match="bytes for at most"):
         decode_payload(np.asarray(record(H, 1, 0, 0), "<u4").tobytes()[:-1], layout.CODEC_NONE, LOOPS, 1)
-    with pytest.raises(ValueError, match="inflates to more than the 160 bytes of at most 40 words of 10 events"):
+    with pytest.raises(ValueError, match="inflates to more than the 200 bytes of at most 50 words of 10 events"):
         decode_payload(zlib.compress(bytes(64 << 20)), layout.CODEC_ZLIB, LOOPS, 10)
-    with pytest.raises(ValueError, match="inflates to more than the 80 bytes of at most 20 words of 5 events"):
+    with pytest.raises(ValueError, match="inflates to more than the 100 bytes of at most 25 words of 5 events"):
         decode_payload(zlib.compress(np.asarray(one * 5 + [H], "<u4").tobytes()), layout.CODEC_ZLIB, LOOPS, 5)
-    with pytest.raises(ValueError, match="decompresses to more than the 160 bytes"):
+    with pytest.raises(ValueError, match="decompresses to more than the 200 bytes"):
         decode_payload(zstandard.ZstdCompressor().compress(bytes(64 << 20)), layout.CODEC_ZSTD, LOOPS, 10)
-    with pytest.raises(ValueError, match="decompresses to more than the 80 bytes"):
+    with pytest.raises(ValueError, match="decompresses to more than the 100 bytes"):
         decode_payload(zstandard.ZstdCompressor().compress(np.asarray(one * 5 + [H], "<u4").tobytes()),
                        layout.CODEC_ZSTD, LOOPS, 5)
 
@@ -455,10 +608,30 @@ def test_a_forged_chunk_of_calls_claiming_a_huge_count_allocates_nothing():
     assert (out[:-2].reshape(-1, 4) == [H, *CALL]).all()
 
 
+def test_a_forged_chunk_of_calls_with_a_path_claiming_a_huge_count_allocates_nothing():
+    # A call of three blocks in every step: six events a step; counts off by one either way and
+    # the count of three-block-less calls, refused by the first pass.
+    steps = 1 << 16
+    words = record(H, steps, 0, 0, call=(0, LEAF), path=(0, 1, 2)) + record(H, 2, 0, 0)
+    payload = np.asarray(words, "<u4").tobytes()
+    tracemalloc.start()
+    try:
+        for count in (MAX_CHUNK_EVENTS, 4 * steps + 2, 6 * steps + 1, 6 * steps + 3):
+            with pytest.raises(ValueError, match=f"stand for {6 * steps + 2} events, not the chunk's {count}"):
+                decode_payload(payload, layout.CODEC_NONE, LOOPS, count)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    out = decode_payload(payload, layout.CODEC_NONE, LOOPS, 6 * steps + 2)
+    assert (out[:-2].reshape(-1, 6) == [H, *leaf(LEAF, 0, 1, 2)]).all() and out[-2:].tolist() == [H, H]
+
+
 # ------------------------------------------------------------------------------- random records
 
 def random_words(rng: np.random.Generator, n_records: int, entry: bool) -> list[int]:
-    """Well-formed payload words: records (some with a leaf's call word) amid starts (marked or
+    """Well-formed payload words: records (some with a leaf's call word, some of those with its
+    path word) amid starts (marked or
     not, some with receivers), ends and blocks, as a recorder with FILTER_LOOPS (and
     FILTER_ENTRY_BLOCKS) would store them."""
     words: list[int] = []
@@ -484,6 +657,9 @@ def random_words(rng: np.random.Generator, n_records: int, entry: bool) -> list[
         if rng.integers(0, 3) == 0:
             on_cycle = [k for k in range(span) if mask >> k & 1]
             words.append(call_word(int(rng.choice(on_cycle)), int(rng.integers(1, layout.MAX_METHOD_ID + 1))))
+            if rng.integers(0, 2):
+                blocks = int(rng.integers(1, layout.LOOP_SPAN_MAX + 1))
+                words.append(path_word(0, *(j for j in range(1, blocks) if rng.integers(0, 2))))
     return words
 
 
@@ -494,6 +670,7 @@ def test_random_records_expand_as_the_reference_does(entry):
         words = random_words(rng, 150, entry)
         want = reference(words, entry)
         assert sum(w >> layout.SUBTYPE_SHIFT == layout.EXT_LOOP_CALL for w in words) > 20
+        assert sum(w >> layout.SUBTYPE_SHIFT == layout.EXT_LOOP_CALL and w & layout.LOOP_PATH_FLAG for w in words) > 10
         filt = LOOPS | (ENTRY if entry else 0)
         assert decode(words, len(want), filt) == want
         # the same payload as the recorder writes it: byte planes, then zstd

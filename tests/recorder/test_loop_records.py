@@ -91,7 +91,9 @@ def test_the_steps_the_records_stand_for_are_read_back(both):
                                ("longLoop", "ArrayIndexOutOfBoundsException"),
                                ("hashInto", "ArrayIndexOutOfBoundsException"), ("hash", None),
                                ("sieveCount", None), ("rareCalls", "NumberFormatException"),
-                               ("divideAfterCall", "ArithmeticException")):
+                               ("divideAfterCall", "ArithmeticException"), ("joinThenLeaf", None),
+                               ("oddOnes", None), ("buckets", None),
+                               ("oddOnesFrom", "ArrayIndexOutOfBoundsException")):
             calls_a, calls_b = a.calls(method), b.calls(method)
             assert calls_a == calls_b, (thread, method)
             if thrown and (thread == "main" or method != "longLoop"):
@@ -145,10 +147,39 @@ def test_a_static_leafs_calls_on_a_cycle_are_in_the_record(both):
     assert len(calls) > 0
     st = load_statics(both[True].trace_dir)
     (mix,) = st.find_methods("Main", "mix")
-    assert set((calls & layout.MAX_METHOD_ID).tolist()) == {mix}
-    # The calls' start words were not stored: mix's few stored starts are the calls outside loops.
+    (is_odd,) = st.find_methods("Main", "isOdd")
+    (bucket,) = st.find_methods("Main", "bucket")
+    fourth = calls[(calls & layout.LOOP_PATH_FLAG) == 0]
+    assert set((fourth & layout.MAX_METHOD_ID).tolist()) == {mix, is_odd, bucket}
+    # The calls' start words were not stored: mix's stored starts are the calls of a step that
+    # rejoined the cycle before the call (joinThenLeaf, Tracer.leafOffCycle: one a tenth of its
+    # 60 + 63 steps), isOdd's the real calls made after an exception in its body in place
+    # (oddOnesFrom, four a run, Tracer.leafThrew); bucket's none.
     starts = words[words >> layout.TYPE_SHIFT == layout.TYPE_METHOD_START]
-    assert ((starts >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID == mix).sum() == 0
+    started = (starts >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID
+    assert (started == mix).sum() == 6 + 7
+    assert (started == is_odd).sum() == 2 * 4
+    assert (started == bucket).sum() == 0
+
+
+def test_a_pure_leafs_paths_are_in_the_record(both):
+    """A pure leaf of several blocks (PureLeaves) written in place: each record's fifth word is the
+    path its calls took (bit j: the leaf's block j), and a call on another path begins a record."""
+    words = raw_words(both[True].trace_dir)
+    extended = words >> layout.TYPE_SHIFT == layout.TYPE_EXTENDED
+    subtype = (words >> layout.SUBTYPE_SHIFT) & layout.SUBTYPE_MASK
+    path_at = np.nonzero(extended & (subtype == layout.EXT_LOOP_CALL) & ((words & layout.LOOP_PATH_FLAG) != 0))[0]
+    st = load_statics(both[True].trace_dir)
+    (bucket,) = st.find_methods("Main", "bucket")
+    (is_odd,) = st.find_methods("Main", "isOdd")
+    paths = {}
+    for i in path_at.tolist():
+        leaf = int(words[i - 1] & layout.MAX_METHOD_ID)
+        paths.setdefault(leaf, set()).add(int(words[i] & (layout.LOOP_PATH_FLAG - 1)))
+    # bucket(v): v < 10 returns at block 1; v < 50 tests v & 7 and returns 2 or 3; else 4.
+    assert len(paths[bucket]) == 4 and all(p & 1 for p in paths[bucket])
+    # isOdd's two paths: its value 1 or 0.
+    assert len(paths[is_odd]) == 2
 
 
 def test_loops_with_a_rare_path_off_their_cycle_get_records(both):
@@ -180,7 +211,8 @@ def test_both_traces_are_sound_and_replay_the_same_counts(both):
         a = Analysis.open(both[loops].trace_dir)
         per_method = {}
         for name in ("sum", "lastIndexOf", "firstOver", "accumulate", "overrun", "divide", "longLoop", "table", "<init>",
-                     "mix", "hash", "hashInto", "sieveCount", "rareCalls", "divideAfterCall"):
+                     "mix", "hash", "hashInto", "sieveCount", "rareCalls", "divideAfterCall", "joinThenLeaf",
+                     "isOdd", "bucket", "oddOnes", "buckets", "oddOnesFrom"):
             (method,) = a.statics.find_methods("Main", name)
             blocks = a.statics.method_blocks(method)
             per_method[name] = np.asarray(a.block_counts[blocks.start:blocks.stop], np.int64).tolist()
@@ -189,7 +221,7 @@ def test_both_traces_are_sound_and_replay_the_same_counts(both):
     # longLoop's first loop: 1.5 M + 1.2 M trips of its header and body, and once more its exit test.
     assert max(counts[0]["longLoop"]) >= 2 * 1_200_000
     # mix's calls, all from loops whose records stand for them (its body written in place).
-    assert counts[0]["mix"] == [1000 + 1003 + 2 * 1 + 201 + 204 + 700_000]
+    assert counts[0]["mix"] == [1000 + 1003 + 2 * 1 + 201 + 204 + 60 + 63 + 700_000]
 
 
 @pytest.mark.parametrize("args, status", [((), 1), (("exit",), 3)])

@@ -53,7 +53,7 @@ def starts_of(run, cls: str, name: str) -> list[tuple[bool, str | None]]:
 
 
 def test_own_class_receivers_are_marks_and_the_others_words(run):
-    assert run.trace_json()["format_version"] == layout.FORMAT_VERSION == 3
+    assert run.trace_json()["format_version"] == layout.FORMAT_VERSION == 4
     assert starts_of(run, "Main$Base", "w") == [
         (False, "Main$Base"), (False, "Main$Sub"), (False, "Main$Other"), (False, "Main$Sub"), (True, None)]
     assert starts_of(run, "Main$Base", "v") == [(True, None), (False, "Main$Sub"), (False, "Main$Sub"), (True, None)]

@@ -252,9 +252,10 @@ def _decompressor() -> zstandard.ZstdDecompressor:
 
 def _max_raw_size(filt: int, count: int) -> int:
     """The most bytes a payload of ``count`` events decompresses to: 4 per event, but with loop
-    records (FILTER_LOOPS) up to 16: a record is four words (its fourth a call word) for as little
-    as one event (one step, not of the block with the call)."""
-    return (16 if filt & layout.FILTER_LOOPS else 4) * count
+    records (FILTER_LOOPS) up to 20: a record is five words (its fourth a call word, its fifth the
+    call's path; format version 4) for as little as one event (one step, not of the block with the
+    call)."""
+    return (20 if filt & layout.FILTER_LOOPS else 4) * count
 
 
 def decode_payload(payload: bytes, codec: int, filt: int, count: int, copy: bool = True) -> np.ndarray:
@@ -263,7 +264,7 @@ def decode_payload(payload: bytes, codec: int, filt: int, count: int, copy: bool
     that only scans the words saves a copy of each chunk).
 
     Inflating is bounded by the event count: a payload that would inflate beyond ``4 * count``
-    bytes (``16 * count`` with loop records, :func:`_max_raw_size`) is refused after that many
+    bytes (``20 * count`` with loop records, :func:`_max_raw_size`) is refused after that many
     bytes, whatever it would have grown to; the events take ``4 * count`` bytes."""
     if count > MAX_CHUNK_EVENTS:
         raise ValueError(f"{count} events in one chunk")
@@ -293,7 +294,7 @@ def decode_payload(payload: bytes, codec: int, filt: int, count: int, copy: bool
     else:
         raise ValueError(f"unknown codec {codec}")
     if filt & layout.FILTER_LOOPS:
-        # Loop records: three or four words for the steps of a loop, as few as one event or up to
+        # Loop records: three to five words for the steps of a loop, as few as one event or up to
         # LOOP_STEPS_MAX and the calls of a leaf in them; expanded together with marked starts when
         # FILTER_ENTRY_BLOCKS is set too.
         if len(raw) % 4 or len(raw) > most:

@@ -190,6 +190,68 @@ public class Main {
         }
     }
 
+    /** A rare branch off the cycle that rejoins it before the leaf's call: a step may reach the call with no record pending. */
+    static int joinThenLeaf(int[] a, StringBuilder out) {
+        int h = 0;
+        for (int i = 0; i < a.length; i++) {
+            int v = a[i];
+            if (v % 10 == 0) {
+                out.append('j');
+            }
+            h = mix(h, v);
+        }
+        return h;
+    }
+
+    /** A pure leaf of several blocks (jbgui.instr.PureLeaves) that can throw: written in place on a cycle. */
+    static boolean isOdd(int[] a, int i) {
+        return (a[i] & 1) != 0;
+    }
+
+    /** A pure leaf with several paths, none of which throws. */
+    static int bucket(int v) {
+        if (v < 10) {
+            return 1;
+        }
+        if (v < 50) {
+            return (v & 7) == 0 ? 2 : 3;
+        }
+        return 4;
+    }
+
+    /** Like the compute kernel's sieve: the leaf's usual path on the cycle, a rare path off it with a call. */
+    static int oddOnes(int[] a, StringBuilder out) {
+        int n = 0;
+        for (int i = 0; i < a.length; i++) {
+            if (isOdd(a, i)) {
+                out.append(i % 10);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The leaf's path changes from step to step: each change ends a record and begins the next. */
+    static int buckets(int n) {
+        int h = 0;
+        for (int i = 0; i < n; i++) {
+            int b = bucket(i & 63);
+            h = h * 3 + b;
+        }
+        return h;
+    }
+
+    /** Left by an exception thrown inside the leaf's body in place (at the first step when {@code from} is out of range). */
+    static int oddOnesFrom(int[] a, int from, StringBuilder out) {
+        int n = 0;
+        for (int i = from; ; i++) {
+            if (isOdd(a, i)) {
+                out.append('o');
+                n++;
+            }
+        }
+    }
+
     static int[] tens(int n) {
         int[] b = new int[n];
         for (int i = 0; i < n; i++) {
@@ -226,6 +288,16 @@ public class Main {
         }
         out.append(' ').append(sieveCount(2000 + seed)).append(' ').append(rareCalls(tens(150 + seed), new StringBuilder()))
                 .append(' ').append(rareCalls(tens(20), new StringBuilder()));
+        out.append(' ').append(joinThenLeaf(tens(60 + seed), new StringBuilder()));
+        StringBuilder odd = new StringBuilder();
+        out.append(' ').append(oddOnes(a, odd)).append(' ').append(odd.length()).append(' ').append(buckets(500 + seed));
+        for (int from : new int[] {0, a.length - 3, a.length + 2, -1}) {
+            try {
+                oddOnesFrom(a, from, odd);
+            } catch (ArrayIndexOutOfBoundsException e) {
+                out.append(" oddOnesFrom ").append(e.getMessage());
+            }
+        }
         StringBuilder zs = new StringBuilder();
         a[seed % 5] = 0;
         a[seed % 5 + 2] = 0;
@@ -251,7 +323,7 @@ public class Main {
         System.out.println(mine);
         System.out.println(other[0]);
         System.out.println(longLoop(1_500_000, false));
-        // More steps with a leaf's call than one record holds (a quarter of LOOP_STEPS_MAX).
+        // More steps with a leaf's call than one record holds (a sixteenth of LOOP_STEPS_MAX).
         System.out.println(hash(700_000));
         try {
             longLoop(1_200_000, true);

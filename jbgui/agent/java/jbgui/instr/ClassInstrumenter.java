@@ -391,11 +391,18 @@ public final class ClassInstrumenter {
             MethodNode mn = f.node;
             boolean blocks = options.blockLevel && options.blockEvents && !"method-only".equals(f.status);
             if (!blocks || mn.instructions.size() == 0 || (mn.access & Opcodes.ACC_STATIC) == 0
-                    || MethodFacts.isIntrinsic(mn) || !BlockElision.entryImplied(mn, f.blocks)
-                    || !LeafMethods.isLeaf(mn, cn.name, f.blocks, true, true)) {
+                    || MethodFacts.isIntrinsic(mn) || !BlockElision.entryImplied(mn, f.blocks)) {
                 continue;
             }
-            leaves.put(mn.name + mn.desc, new LoopCycles.Leaf(f.id, f.blocks.insns, mn.maxLocals, mn.maxStack));
+            if (LeafMethods.isLeaf(mn, cn.name, f.blocks, true, true)) {
+                leaves.put(mn.name + mn.desc, new LoopCycles.Leaf(f.id, f.blocks.insns, mn.maxLocals, mn.maxStack));
+            } else if ((cn.version & 0xFFFF) >= Opcodes.V1_6) {
+                // A pure leaf of several blocks: its body in place needs frames (version 50 on).
+                LoopCycles.Leaf leaf = PureLeaves.of(mn, cn.name, f.blocks, f.id);
+                if (leaf != null) {
+                    leaves.put(mn.name + mn.desc, leaf);
+                }
+            }
         }
         return leaves;
     }

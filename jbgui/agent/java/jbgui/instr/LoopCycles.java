@@ -65,16 +65,28 @@ final class LoopCycles {
     static final int MAX_LOOPS = 64;
 
     /**
-     * A static method of the class that the leaf probe records (LeafMethods, with its one block
-     * implied by its start): a call to it inside a cycle is written out in place (its body, with
-     * its arguments in new locals) and the loop record stands for its start, block and end.
+     * A static method of the class whose calls inside a cycle are written out in place (its body,
+     * with its arguments in new locals), so that the loop record stands for its events too. Either
+     * one that the leaf probe records (LeafMethods, with its one block implied by its start): the
+     * record stands for its start, block and end; or a pure method of several blocks
+     * ({@link #multi}, PureLeaves): the record stands for its start, the blocks of its path and its
+     * end, and the body in place tells which path each call took (ProbeInserter).
      */
     static final class Leaf {
         final int id;
-        /** Its instructions before any probe. */
+        /** Its instructions before any probe; with {@link #multi}, its labels and frames too. */
         final AbstractInsnNode[] body;
         final int maxLocals;
         final int maxStack;
+        /** A pure leaf of several blocks (PureLeaves); the fields below are for those only. */
+        boolean multi;
+        /** Per node of {@link #body}: the block it begins (its first real instruction), else -1. */
+        int[] blockAt;
+        /** Whether an instruction of it can throw (an array index, a division, a null). */
+        boolean canThrow;
+        String owner;
+        String name;
+        String desc;
 
         Leaf(int id, AbstractInsnNode[] body, int maxLocals, int maxStack) {
             this.id = id;
@@ -102,6 +114,10 @@ final class LoopCycles {
         final org.objectweb.asm.tree.MethodInsnNode call;
         final int callBlock;
         final Leaf leaf;
+        /** With a leaf: the steps from the header to the call's block, both counted. */
+        int callSteps;
+        /** With a {@link Leaf#multi} leaf: the locals at the call, as a frame lists them (CallSiteFrame). */
+        List<Object> callLocals;
 
         Loop(int header, int lo, int mask, boolean[] inCycle, boolean[] joined, int[] exits, org.objectweb.asm.tree.MethodInsnNode call,
              int callBlock, Leaf leaf) {
@@ -175,6 +191,12 @@ final class LoopCycles {
                 continue;     // no loop's header
             }
             Loop loop = loopAt(succ, pred, handled, used, quiet, backTarget, leafCall, leafOf, head);
+            if (loop != null && loop.leaf != null && loop.leaf.multi) {
+                loop.callLocals = CallSiteFrame.locals(mn, owner, loop.call);
+                if (loop.callLocals == null) {
+                    loop = null;
+                }
+            }
             if (loop != null) {
                 loops.add(loop);
                 for (int b = 0; b < n; b++) {
@@ -316,6 +338,25 @@ final class LoopCycles {
             joined[b] = joining;
             b = next[b];
         }
+        int callSteps = 0;
+        if (leaf != null) {
+            callSteps = 1;
+            for (b = head; b != callBlock; b = next[b]) {
+                callSteps++;
+            }
+            if (leaf.multi && joined[callBlock]) {
+                // A step may reach the call with no record pending, and the body in place would
+                // need a mark of its own for an exception: not worth it for a rare shape.
+                return null;
+            }
+            if (leaf.multi && leaf.canThrow) {
+                // After an exception in the body in place, the real call (Tracer.leafThrew) leaves
+                // no record pending for the rest of the step.
+                for (b = next[callBlock]; b != head; b = next[b]) {
+                    joined[b] = true;
+                }
+            }
+        }
         List<Integer> exits = new ArrayList<>();
         int mask = 0;
         for (int k = lo; k <= hi; k++) {
@@ -333,7 +374,9 @@ final class LoopCycles {
         for (int i = 0; i < exitArray.length; i++) {
             exitArray[i] = exits.get(i);
         }
-        return new Loop(head, lo, mask, inCycle, joined, exitArray, call, callBlock, leaf);
+        Loop loop = new Loop(head, lo, mask, inCycle, joined, exitArray, call, callBlock, leaf);
+        loop.callSteps = callSteps;
+        return loop;
     }
 
     /**

@@ -89,6 +89,14 @@ final class ProbeInserter {
         int mark = base + 1;
         int counters = mark + 1;
         int loopLocals = loops.isEmpty() ? 0 : 1 + loops.size();
+        // A loop whose cycle calls a pure leaf of several blocks (PureLeaves) also keeps its
+        // pending record's call in a local P: the block k, and above it the path the record's
+        // calls took (EventLayout.LOOP_CALL_PATH_SHIFT), passed where a constant k is otherwise.
+        int[] paths = new int[loops.size()];
+        for (int i = 0; i < loops.size(); i++) {
+            LoopCycles.Loop l = loops.get(i);
+            paths[i] = l.leaf != null && l.leaf.multi ? mark + loopLocals++ : -1;
+        }
         if (frames) {
             for (AbstractInsnNode n = code.getFirst(); n != null; n = n.getNext()) {
                 if (n instanceof FrameNode) {
@@ -102,6 +110,7 @@ final class ProbeInserter {
         // Exception-exit ranges: the instructions where an exception can leave the frame and the
         // handler is verifiable and compilable: `this` initialized (constructors), no monitor held.
         List<LabelNode[]> ranges = new ArrayList<>();
+        LabelNode exitHandler = null;
         LabelNode end = new LabelNode();
         LabelNode start = new LabelNode();
         if (exceptionExit) {
@@ -140,7 +149,7 @@ final class ProbeInserter {
                 if (!loops.isEmpty()) {
                     // (LoopCycles leaves methods with self-covered code alone: nothing is deferred.)
                     AbstractInsnNode at = keepNewLabel(code, first, uninitLabels, mn);
-                    if (!loopProbes(code, loops, b, at, slot, base, mark, counters, classFirstId)) {
+                    if (!loopProbes(code, loops, b, at, slot, base, mark, counters, paths, classFirstId)) {
                         code.insertBefore(at, blockProbe(slot, base, b, checked[b]));
                     }
                     continue;
@@ -202,6 +211,13 @@ final class ProbeInserter {
             entry.add(new InsnNode(Opcodes.ICONST_0));
             entry.add(new VarInsnNode(Opcodes.ISTORE, mark + i));
         }
+        for (int i = 0; i < loops.size(); i++) {
+            if (paths[i] >= 0) {
+                // No call yet: the path of block 0 alone, which a record without calls never uses.
+                entry.add(pushInt(firstPath(loops.get(i))));
+                entry.add(new VarInsnNode(Opcodes.ISTORE, paths[i]));
+            }
+        }
         entry.add(start);
         entry.add(new VarInsnNode(Opcodes.ILOAD, base));
         if (blocks && entryImplied) {
@@ -236,6 +252,7 @@ final class ProbeInserter {
                 LabelNode callEnd = new LabelNode();
                 LabelNode callFailed = new LabelNode();
                 code.add(handler);
+                exitHandler = handler;
                 Object[] locals = new Object[base + 1 + loopLocals];
                 java.util.Arrays.fill(locals, Opcodes.TOP);
                 locals[slot] = TRACE;
@@ -255,7 +272,7 @@ final class ProbeInserter {
                     code.add(new VarInsnNode(Opcodes.ILOAD, base));
                     code.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
                     code.add(new VarInsnNode(Opcodes.ILOAD, mark));
-                    code.add(loopShape(loop, classFirstId));
+                    code.add(loopShape(loop, classFirstId, paths[i]));
                     code.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopThrown",
                             "(" + TRACE_DESC + "IIIIIIII)V", false));
                 }
@@ -290,13 +307,32 @@ final class ProbeInserter {
         // events), its arguments in locals after all the others.
         int leafStack = 0;
         int leafLocals = 0;
-        for (LoopCycles.Loop loop : loops) {
-            if (loop.call != null) {
-                code.insertBefore(loop.call, inlined(loop.call, loop.leaf, mn.maxLocals));
-                code.remove(loop.call);
-                leafStack = Math.max(leafStack, loop.leaf.maxStack);
-                leafLocals = Math.max(leafLocals, loop.leaf.maxLocals);
+        for (int i = 0; i < loops.size(); i++) {
+            LoopCycles.Loop loop = loops.get(i);
+            if (loop.call == null) {
+                continue;
             }
+            if (loop.leaf.multi) {
+                List<Object> host = padded(withState(loop.callLocals, slot, loopLocals), mn.maxLocals);
+                LeafInPlace.insert(mn, loop, host, exitHandler, frames,
+                        new LeafInPlace.Slots(slot, base, mark, counters + i, paths[i], mn.maxLocals), classFirstId);
+                leafStack = Math.max(leafStack, loop.leaf.maxStack + 12);
+                leafLocals = Math.max(leafLocals, loop.leaf.maxLocals + 1);
+                continue;
+            }
+            InsnList body = inlined(loop.call, loop.leaf, mn.maxLocals);
+            if (loop.joined[loop.callBlock]) {
+                // A step that began off the cycle reaches the call with no record pending: the
+                // call's own events (Tracer.leafOffCycle).
+                body.add(new VarInsnNode(Opcodes.ALOAD, slot));
+                body.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
+                body.add(startWord(classFirstId, loop.leaf.id));
+                body.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "leafOffCycle", "(" + TRACE_DESC + "II)V", false));
+            }
+            code.insertBefore(loop.call, body);
+            code.remove(loop.call);
+            leafStack = Math.max(leafStack, loop.leaf.maxStack + 4);
+            leafLocals = Math.max(leafLocals, loop.leaf.maxLocals);
         }
         mn.maxStack += leafStack;
         mn.maxLocals += leafLocals;
@@ -438,7 +474,7 @@ final class ProbeInserter {
      * shape); C = 0}). Returns true when the block gets no block probe of its own (it is on a cycle).
      */
     private static boolean loopProbes(InsnList code, List<LoopCycles.Loop> loops, int b, AbstractInsnNode at, int slot,
-                                      int base, int mark, int counters, int classFirstId) {
+                                      int base, int mark, int counters, int[] paths, int classFirstId) {
         InsnList exits = new InsnList();
         for (int i = 0; i < loops.size(); i++) {
             LoopCycles.Loop loop = loops.get(i);
@@ -447,7 +483,7 @@ final class ProbeInserter {
                     exits.add(new VarInsnNode(Opcodes.ALOAD, slot));
                     exits.add(new VarInsnNode(Opcodes.ILOAD, base));
                     exits.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
-                    exits.add(loopShape(loop, classFirstId));
+                    exits.add(loopShape(loop, classFirstId, paths[i]));
                     exits.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopExit", "(" + TRACE_DESC + "IIIIIII)V", false));
                     exits.add(new InsnNode(Opcodes.ICONST_0));
                     exits.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
@@ -467,7 +503,7 @@ final class ProbeInserter {
                 p.add(new VarInsnNode(Opcodes.ALOAD, slot));
                 p.add(new VarInsnNode(Opcodes.ILOAD, base));
                 p.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
-                p.add(loopShape(loop, classFirstId));
+                p.add(loopShape(loop, classFirstId, paths[i]));
                 p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopHead", "(" + TRACE_DESC + "IIIIIII)I", false));
                 p.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
                 p.add(new VarInsnNode(Opcodes.ALOAD, slot));
@@ -499,7 +535,7 @@ final class ProbeInserter {
      * A loop's constants for the runtime: the header's block index, back, the cycle's mask (no pool
      * constant), and its static leaf's block offset k and start word (0, 0 without one).
      */
-    private static InsnList loopShape(LoopCycles.Loop loop, int classFirstId) {
+    static InsnList loopShape(LoopCycles.Loop loop, int classFirstId, int path) {
         InsnList p = new InsnList();
         p.add(pushInt(loop.header));
         p.add(pushInt(loop.back()));
@@ -519,10 +555,29 @@ final class ProbeInserter {
             p.add(new InsnNode(Opcodes.ICONST_0));
             p.add(new InsnNode(Opcodes.ICONST_0));
         } else {
-            p.add(pushInt(loop.callBlock - loop.lo));
+            p.add(path >= 0 ? new VarInsnNode(Opcodes.ILOAD, path) : pushInt(loop.callBlock - loop.lo));
             p.add(startWord(classFirstId, loop.leaf.id));
         }
         return p;
+    }
+
+    /** A loop's call with the path of its leaf's block 0 alone (LeafInPlace: each later block adds its bit). */
+    static int firstPath(LoopCycles.Loop loop) {
+        return (loop.callBlock - loop.lo) | (1 << EventLayout.LOOP_CALL_PATH_SHIFT);
+    }
+
+    /** Frame locals padded with TOP to {@code slots} slots. */
+    private static List<Object> padded(List<Object> local, int slots) {
+        List<Object> out = new ArrayList<>(local);
+        int used = 0;
+        for (Object o : local) {
+            used += (o == Opcodes.LONG || o == Opcodes.DOUBLE) ? 2 : 1;
+        }
+        while (used < slots) {
+            out.add(Opcodes.TOP);
+            used++;
+        }
+        return out;
     }
 
     /**
@@ -669,6 +724,10 @@ final class ProbeInserter {
             }
         }
         return false;
+    }
+
+    static AbstractInsnNode pushIntNode(int value) {
+        return pushInt(value);
     }
 
     private static AbstractInsnNode pushInt(int value) {

@@ -98,7 +98,13 @@ final class EntryBlocks {
             int mask = in[i + 2] & (EventLayout.LOOP_CYCLE_FLAG - 1);
             boolean call = i + 3 < in.length && (in[i + 3] & LOOP_CALL_MASK) == LOOP_CALL_WORD;
             int k = call ? (in[i + 3] & EventLayout.VALUE_MASK) >>> EventLayout.METHOD_BITS : 0;
-            extra += EventLayout.loopEvents(steps, back, mask, k, call ? 1 : 0) - (call ? 4 : 3);
+            int words = call ? 4 : 3;
+            if (call && i + 4 < in.length && (in[i + 4] & (LOOP_CALL_MASK | EventLayout.LOOP_PATH_FLAG))
+                    == (LOOP_CALL_WORD | EventLayout.LOOP_PATH_FLAG)) {
+                k |= (in[i + 4] & (EventLayout.LOOP_PATH_FLAG - 1)) << EventLayout.LOOP_CALL_PATH_SHIFT;
+                words = 5;
+            }
+            extra += EventLayout.loopEvents(steps, back, mask, k, call ? 1 : 0) - words;
         }
         return extra;
     }

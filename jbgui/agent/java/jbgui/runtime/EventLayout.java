@@ -7,7 +7,7 @@ package jbgui.runtime;
 public final class EventLayout {
     private EventLayout() {}
 
-    public static final int FORMAT_VERSION = 3;
+    public static final int FORMAT_VERSION = 4;
 
     // Event word: 2-bit type | 19-bit method id | 11-bit block index (JBInsTrace, Figure 2).
     public static final int TYPE_SHIFT = 30;
@@ -42,6 +42,18 @@ public final class EventLayout {
      * {@code id}: its start, its block 0 and its end (three events).
      */
     public static final int EXT_LOOP_CALL = 6;
+    /**
+     * The optional fifth word of a loop record with a call (format version 4): {@code
+     * extended(EXT_LOOP_CALL, LOOP_PATH_FLAG | path)}. Each call of the leaf runs the blocks j of
+     * the path's bits, ascending (the leaf has no backward jump): its start, those blocks, its end.
+     * Without it, a call runs block 0 only. Bit 0 is always set.
+     */
+    public static final int LOOP_PATH_FLAG = 1 << 26;
+    /**
+     * The recorder's runtime passes a record's call as one int (Tracer.loopHead's {@code call}):
+     * the cycle's block k in the low bits, the leaf's path above this shift (0: a one-block leaf).
+     */
+    public static final int LOOP_CALL_PATH_SHIFT = 5;
     public static final int LOOP_STEPS_BITS = 20;
     public static final int LOOP_STEPS_MAX = (1 << LOOP_STEPS_BITS) - 1;
     public static final int LOOP_CYCLE_FLAG = 1 << 26;
@@ -156,23 +168,39 @@ public final class EventLayout {
         return extended(EXT_LOOP, LOOP_CYCLE_FLAG | mask);
     }
 
-    /** The fourth word of a loop record whose block lo + {@code call} calls the leaf with start word {@code leaf}. */
+    /**
+     * The fourth word of a loop record whose block lo + k calls the leaf with start word {@code
+     * leaf}; {@code call}: k, and the leaf's path above LOOP_CALL_PATH_SHIFT.
+     */
     public static int loopCall(int call, int leaf) {
-        return extended(EXT_LOOP_CALL, (call << METHOD_BITS) | ((leaf >>> METHOD_SHIFT) & MAX_METHOD_ID));
+        int k = call & ((1 << LOOP_CALL_PATH_SHIFT) - 1);
+        return extended(EXT_LOOP_CALL, (k << METHOD_BITS) | ((leaf >>> METHOD_SHIFT) & MAX_METHOD_ID));
     }
 
-    /** The events a loop record stands for: its steps, and three for each step of a block with a leaf's call. */
+    /** The fifth word of a loop record whose {@code call} has a path (0 when it has none: four words). */
+    public static int loopPath(int call) {
+        int path = call >>> LOOP_CALL_PATH_SHIFT;
+        return path == 0 ? 0 : extended(EXT_LOOP_CALL, LOOP_PATH_FLAG | path);
+    }
+
+    /**
+     * The events a loop record stands for: its steps, and for each step of the block with a leaf's
+     * call that call's events: three (start, block 0, end), or with a path its start, its blocks
+     * and its end.
+     */
     public static int loopEvents(int steps, int back, int mask, int call, int leaf) {
         if (leaf == 0) {
             return steps;
         }
+        int k = call & ((1 << LOOP_CALL_PATH_SHIFT) - 1);
+        int path = call >>> LOOP_CALL_PATH_SHIFT;
         int length = Integer.bitCount(mask);
         int above = mask & -(1 << back);            // the cycle from the header on, in order
-        int position = call >= back
-                ? Integer.bitCount(above & ((1 << call) - 1))
-                : Integer.bitCount(above) + Integer.bitCount(mask & ((1 << call) - 1));
+        int position = k >= back
+                ? Integer.bitCount(above & ((1 << k) - 1))
+                : Integer.bitCount(above) + Integer.bitCount(mask & ((1 << k) - 1));
         int calls = steps / length + (steps % length > position ? 1 : 0);
-        return steps + 3 * calls;
+        return steps + (path == 0 ? 3 : 2 + Integer.bitCount(path)) * calls;
     }
 
     public static int extended(int subtype, int value) {

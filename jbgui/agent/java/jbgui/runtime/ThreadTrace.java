@@ -281,6 +281,11 @@ public final class ThreadTrace {
         if (leaf != 0) {
             ThreadObjects.store(buf, p + 3, EventLayout.loopCall(call, leaf));
             n = 4;
+            int path = EventLayout.loopPath(call);
+            if (path != 0) {
+                ThreadObjects.store(buf, p + 4, path);
+                n = 5;
+            }
         }
         pos = p + n;
         recordWords += n;
@@ -316,7 +321,8 @@ public final class ThreadTrace {
     void putLoopAt(int mark, int steps, int header, int back, int mask, int call, int leaf) {
         int at = mark & MARK_POSITION;
         int p = pos;
-        int n = leaf != 0 ? 4 : 3;
+        int path = leaf != 0 ? EventLayout.loopPath(call) : 0;
+        int n = leaf == 0 ? 3 : path == 0 ? 4 : 5;
         if ((mark >>> MARK_SHIFT) != (handoffs & MARK_EPOCHS) || at > p || p + n > buf.length || closed) {
             if (!closed && at != p) {
                 guard++;
@@ -338,6 +344,9 @@ public final class ThreadTrace {
         buf[at + 2] = EventLayout.loopCycle(mask);
         if (leaf != 0) {
             buf[at + 3] = EventLayout.loopCall(call, leaf);
+            if (path != 0) {
+                buf[at + 4] = path;
+            }
         }
         pos = p + n;
         recordWords += n;
@@ -347,10 +356,22 @@ public final class ThreadTrace {
         }
     }
 
-    /** A place in the stream: the buffer's position, and which buffer (Tracer.loopMark). */
+    /**
+     * A place in the stream: the buffer's position, and which buffer (Tracer.loopMark), taken when
+     * a loop record begins. With less than {@link #MARK_ROOM} words left before the limit, the
+     * buffer is handed over first, so that an implicit exception's constructor in the loop
+     * (usually some tens of events) finds the record's place still in the buffer: the
+     * exception-exit handler puts the record there (putLoopAt), and a leaf's body in place takes
+     * those events back (retract). No other record is pending then: a cycle calls nothing.
+     */
     int mark() {
+        if (limit - pos < MARK_ROOM && buf.length > 2 * MARK_ROOM && !SHARED) {
+            overflow();
+        }
         return (handoffs << MARK_SHIFT) | pos;
     }
+
+    static final int MARK_ROOM = 256;
 
     /** A buffer's position fits 17 bits (BUFFER_MAX_EVENTS plus the slack); the rest counts buffers, modulo. */
     static final int MARK_SHIFT = 17;
@@ -579,11 +600,61 @@ public final class ThreadTrace {
                     && ((call >>> EventLayout.SUBTYPE_SHIFT) & 7) == EventLayout.EXT_LOOP_CALL;
             int k = calls ? (call & EventLayout.VALUE_MASK) >>> EventLayout.METHOD_BITS : 0;
             int size = calls ? 4 : 3;
+            if (calls && i + 4 < n && isPathWord(w[i + 4])) {
+                k |= (w[i + 4] & (EventLayout.LOOP_PATH_FLAG - 1)) << EventLayout.LOOP_CALL_PATH_SHIFT;
+                size = 5;
+            }
             recordWords += size;
             events += EventLayout.loopEvents(steps, back, mask, k, calls ? 1 : 0);
             i += size;
         }
         return new int[] {n, recordWords, events};
+    }
+
+    /** Whether {@code w} is a loop record's fifth word (EventLayout.loopPath). */
+    static boolean isPathWord(int w) {
+        return (w >>> EventLayout.TYPE_SHIFT) == EventLayout.TYPE_EXTENDED
+                && ((w >>> EventLayout.SUBTYPE_SHIFT) & 7) == EventLayout.EXT_LOOP_CALL
+                && (w & EventLayout.LOOP_PATH_FLAG) != 0;
+    }
+
+    /**
+     * Takes back what this thread recorded since {@code mark} (Tracer.loopMark), but class loads:
+     * the events of an implicit exception's constructor that ran inside a leaf's body written in
+     * place on a loop's cycle (Tracer.leafThrew), which the real call about to be made records
+     * again, in its place. Nothing else is recorded on a cycle. Returns false, and takes nothing
+     * back, when the buffer was handed over since the mark (the log says so).
+     */
+    boolean retract(int mark) {
+        int at = mark & MARK_POSITION;
+        int p = pos;
+        if ((mark >>> MARK_SHIFT) != (handoffs & MARK_EPOCHS) || at > p || closed) {
+            if (!closed) {
+                guard++;
+                try {
+                    TraceSink.current().log("warning: thread " + index + ": the events of an exception thrown in a leaf"
+                            + " written in place on a loop's cycle were handed over before its real call; they stay (mark "
+                            + at + " of buffer " + (mark >>> MARK_SHIFT) + ", now " + p + " of buffer " + (handoffs & MARK_EPOCHS) + ")");
+                } catch (Throwable ignored) {
+                    // Only the warning is lost.
+                } finally {
+                    guard--;
+                }
+            }
+            return false;
+        }
+        int[] taken = loopCounts(java.util.Arrays.copyOfRange(buf, at, p), p - at);
+        recordWords -= taken[1];
+        represented -= taken[2];
+        int kept = at;
+        for (int i = at; i < p; i++) {
+            int w = buf[i];
+            if ((w >>> EventLayout.SUBTYPE_SHIFT) == EventLayout.EXT_CLASS_LOAD) {  // type 0, subtype 0
+                buf[kept++] = w;
+            }
+        }
+        pos = kept;
+        return true;
     }
 
     private boolean finished;

@@ -275,11 +275,12 @@ public final class Tracer {
 
     /**
      * The steps a record holds at most, less the cycle's other blocks (fewer than LOOP_SPAN_MAX),
-     * which count on after the header: a quarter of LOOP_STEPS_MAX, so that a record with a
-     * leaf's call (four events a step at most) stays within LOOP_REPRESENTED_MAX; the same for
-     * every loop, so that {@link #loopHead} tests one constant.
+     * which count on after the header: a sixteenth of LOOP_STEPS_MAX, so that a record with a
+     * leaf's call (a step and a call of at most jbgui.instr.PureLeaves.MAX_BLOCKS blocks: 13
+     * events a step at most) stays within LOOP_REPRESENTED_MAX; the same for every loop, so that
+     * {@link #loopHead} tests one constant.
      */
-    private static final int LOOP_HEAD_LIMIT = (EventLayout.LOOP_STEPS_MAX >> 2) - EventLayout.LOOP_SPAN_MAX;
+    private static final int LOOP_HEAD_LIMIT = (EventLayout.LOOP_STEPS_MAX >> 4) - EventLayout.LOOP_SPAN_MAX;
 
     /** {@link #loopHead} at the limit: the record stored, and this step the first of the next. */
     @DontInline
@@ -324,6 +325,65 @@ public final class Tracer {
         }
         if (BLOCKS) {
             t.put(start + EventLayout.BLOCK_FROM_START + index);
+        }
+        return 0;
+    }
+
+    /**
+     * A leaf of several blocks written in place on a loop's cycle (jbgui.instr.ProbeInserter) took
+     * another path than the pending record's calls ({@code call} carries that path): the record's
+     * steps before this one's are stored, and a record of this step's {@code q} steps so far, from
+     * the header to the call's block, begins. Returns the new count: {@code q}. The caller sets the
+     * record's path to this call's and takes a new mark (loopMark with a count of 1).
+     */
+    @DontInline
+    public static int loopPath(ThreadTrace t, int start, int steps, int q, int header, int back, int mask, int call,
+                               int leaf) {
+        int before = steps - q;
+        if (before > 0) {
+            loopExit(t, start, before, header, back, mask, call, leaf);
+        }
+        return q;
+    }
+
+    /**
+     * A step's call of a leaf written in place on a loop's cycle, when no record is pending (the
+     * step began off the cycle and rejoined it before the call's block, Tracer.loopJoin): the
+     * record will not stand for this call, so its events are stored here, as the leaf's probe
+     * would have (its start with its block implied, its end). A one-block leaf.
+     */
+    public static void leafOffCycle(ThreadTrace t, int steps, int leaf) {
+        if (steps == 0 && START && END) {
+            t.put2(leaf | EventLayout.START_ENTRY_IMPLIED, leaf + EventLayout.END_FROM_START);
+        }
+    }
+
+    /**
+     * An implicit exception (an array index, a division, a null) thrown in the body of a leaf
+     * written in place on a loop's cycle, caught around that body: what the exception's
+     * constructor recorded since the record's {@code mark} is taken back (ThreadTrace.retract),
+     * the record's complete steps are stored, then this step's {@code q} blocks from the header to
+     * the call's block as block words; the caller then makes the real call, which throws the same
+     * exception with the leaf's frame in its stack trace and records its events in their place.
+     * Returns the new count, 0: the step goes on off the record (its blocks after the call's are
+     * joins, Tracer.loopJoin).
+     */
+    @DontInline
+    public static int leafThrew(ThreadTrace t, int start, int steps, int mark, int q, int header, int back, int mask,
+                                int call, int leaf) {
+        if (t == null || steps < q) {
+            return 0;
+        }
+        t.retract(mark);
+        loopExit(t, start, steps - q, header, back, mask, call, leaf);
+        if (BLOCKS) {
+            int lo = start + EventLayout.BLOCK_FROM_START + header - back;
+            int k = back;
+            for (int s = 0; s < q; s++) {
+                t.put(lo + k);
+                int higher = mask & -(2 << k);   // the cycle's blocks after block lo + k
+                k = Integer.numberOfTrailingZeros(higher != 0 ? higher : mask);
+            }
         }
         return 0;
     }
