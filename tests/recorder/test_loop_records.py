@@ -151,15 +151,16 @@ def test_a_static_leafs_calls_on_a_cycle_are_in_the_record(both):
     (bucket,) = st.find_methods("Main", "bucket")
     fourth = calls[(calls & layout.LOOP_PATH_FLAG) == 0]
     assert set((fourth & layout.MAX_METHOD_ID).tolist()) == {mix, is_odd, bucket}
-    # The calls' start words were not stored: mix's stored starts are the calls of a step that
-    # rejoined the cycle before the call (joinThenLeaf, Tracer.leafOffCycle: one a tenth of its
-    # 60 + 63 steps), isOdd's the real calls made after an exception in its body in place
-    # (oddOnesFrom, four a run, Tracer.leafThrew); bucket's none.
+    # The calls' start words were not stored but for these: mix's, the calls of a step that
+    # rejoined the cycle before the call (joinThenLeaf, Tracer.leafOffCycle: a tenth of its
+    # 60 + 63 steps); isOdd's, the real calls made after an exception in its body in place
+    # (oddOnesFrom, four a run, Tracer.leafThrew), and the calls on another path than their
+    # record's (Tracer.leafOffPath); bucket's, those (an eighth of its 500 + 503 calls).
     starts = words[words >> layout.TYPE_SHIFT == layout.TYPE_METHOD_START]
     started = (starts >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID
     assert (started == mix).sum() == 6 + 7
-    assert (started == is_odd).sum() == 2 * 4
-    assert (started == bucket).sum() == 0
+    assert (started == is_odd).sum() >= 2 * 4
+    assert 0 < (started == bucket).sum() < 1003 // 4
 
 
 def test_a_pure_leafs_paths_are_in_the_record(both):
@@ -176,8 +177,11 @@ def test_a_pure_leafs_paths_are_in_the_record(both):
     for i in path_at.tolist():
         leaf = int(words[i - 1] & layout.MAX_METHOD_ID)
         paths.setdefault(leaf, set()).add(int(words[i] & (layout.LOOP_PATH_FLAG - 1)))
-    # bucket(v): v < 10 returns at block 1; v < 50 tests v & 7 and returns 2 or 3; else 4.
-    assert len(paths[bucket]) == 4 and all(p & 1 for p in paths[bucket])
+    # bucket(v): v < 10 returns at block 1; v < 50 tests v & 7 and returns 2 or 3; else 4. The
+    # path of 2 (every eighth v from 10 to 49) is one step between steps on the path of 3: a
+    # record's first call sets its path, and a call on another path is stored as words
+    # (Tracer.leafOffPath), so no record has it.
+    assert len(paths[bucket]) == 3 and all(p & 1 for p in paths[bucket])
     # isOdd's two paths: its value 1 or 0.
     assert len(paths[is_odd]) == 2
 

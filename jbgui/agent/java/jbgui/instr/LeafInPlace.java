@@ -30,12 +30,11 @@ import jbgui.runtime.EventLayout;
  *   [Ls] the leaf's body               each block j >= 1 first does iinc R (1 << (SHIFT + j));
  *                                      a return jumps to Le with its value on the stack
  *   [Le] if (R != P) {                 another path than the pending record's calls took:
- *          if (C != q) {                     unless the record began at this step's header,
- *            C = loopPath(S, B, C, q, shape) the steps before this one stored, a record of this
- *            M = loopMark(S, 1, M)           step's q steps begins
- *          }
- *          P = R                             its calls on this path
- *        }
+ *          if (C == q) P = R                 the record's first call (it began at this step's
+ *                                            header): its path is the record's
+ *          else C = leafOffPath(S, B, C, q, R, shape)   the record's steps before this one
+ *                                            stored, then this step's blocks and call as words;
+ *        }                                   the step goes on with no record pending
  *   [Lj] ...                           the cycle goes on, the leaf's value on the stack
  *   ...
  *   [Lh] catch-all around [Ls, Le):    an implicit exception in the body
@@ -165,16 +164,10 @@ final class LeafInPlace {
         p.add(new VarInsnNode(Opcodes.ILOAD, slots.base));
         p.add(new VarInsnNode(Opcodes.ILOAD, slots.count));
         p.add(ProbeInserter.pushIntNode(loop.callSteps));
-        p.add(ProbeInserter.loopShape(loop, classFirstId, slots.path));
-        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopPath", "(" + TRACE_DESC + "IIIIIIII)I", false));
-        p.add(new VarInsnNode(Opcodes.ISTORE, slots.count));
         p.add(new VarInsnNode(Opcodes.ILOAD, r));
-        p.add(new VarInsnNode(Opcodes.ISTORE, slots.path));
-        p.add(new VarInsnNode(Opcodes.ALOAD, slots.trace));
-        p.add(new InsnNode(Opcodes.ICONST_1));
-        p.add(new VarInsnNode(Opcodes.ILOAD, slots.mark));
-        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopMark", "(" + TRACE_DESC + "II)I", false));
-        p.add(new VarInsnNode(Opcodes.ISTORE, slots.mark));
+        p.add(ProbeInserter.loopShape(loop, classFirstId, slots.path));
+        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "leafOffPath", "(" + TRACE_DESC + "IIIIIIIII)I", false));
+        p.add(new VarInsnNode(Opcodes.ISTORE, slots.count));
         p.add(joined);
         if (frames) {
             p.add(new FrameNode(Opcodes.F_NEW, host.size(), host.toArray(), retStack.length, retStack));

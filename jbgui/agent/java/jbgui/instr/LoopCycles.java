@@ -349,9 +349,10 @@ final class LoopCycles {
                 // need a mark of its own for an exception: not worth it for a rare shape.
                 return null;
             }
-            if (leaf.multi && leaf.canThrow) {
-                // After an exception in the body in place, the real call (Tracer.leafThrew) leaves
-                // no record pending for the rest of the step.
+            if (leaf.multi) {
+                // After a call on another path than the record's (Tracer.leafOffPath) or an
+                // exception in the body in place (Tracer.leafThrew), no record is pending for the
+                // rest of the step.
                 for (b = next[callBlock]; b != head; b = next[b]) {
                     joined[b] = true;
                 }

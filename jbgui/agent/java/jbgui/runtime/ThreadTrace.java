@@ -290,7 +290,7 @@ public final class ThreadTrace {
         pos = p + n;
         recordWords += n;
         if ((represented += EventLayout.loopEvents(steps, back, mask, call, leaf)) >= EventLayout.LOOP_REPRESENTED_MAX
-                || p + n >= limit) {
+                || p + n >= limit - MARK_ROOM) {
             overflow();
         }
     }
@@ -306,7 +306,7 @@ public final class ThreadTrace {
             k = Integer.numberOfTrailingZeros(higher != 0 ? higher : mask);
         }
         pos = p + steps;
-        if (p + steps >= limit) {
+        if (p + steps >= limit - MARK_ROOM) {
             overflow();
         }
     }
@@ -356,21 +356,22 @@ public final class ThreadTrace {
         }
     }
 
-    /**
-     * A place in the stream: the buffer's position, and which buffer (Tracer.loopMark), taken when
-     * a loop record begins. With less than {@link #MARK_ROOM} words left before the limit, the
-     * buffer is handed over first, so that an implicit exception's constructor in the loop
-     * (usually some tens of events) finds the record's place still in the buffer: the
-     * exception-exit handler puts the record there (putLoopAt), and a leaf's body in place takes
-     * those events back (retract). No other record is pending then: a cycle calls nothing.
-     */
+    /** A place in the stream: the buffer's position, and which buffer (Tracer.loopMark). */
     int mark() {
-        if (limit - pos < MARK_ROOM && buf.length > 2 * MARK_ROOM && !SHARED) {
-            overflow();
-        }
         return (handoffs << MARK_SHIFT) | pos;
     }
 
+    /**
+     * The words a record's mark (Tracer.loopMark) should find left before the buffer's limit, so
+     * that an implicit exception's constructor in the loop (usually some tens of events) leaves
+     * the record's place in the buffer: the exception-exit handler puts the record there
+     * (putLoopAt), and a leaf's body in place takes those events back (retract). Storing a record
+     * or a short loop's steps hands the buffer over when fewer are left, so that the next loop's
+     * mark, a few blocks later, has them. Not tested in {@link #mark} itself: a call there, in
+     * the loop's header, made C2 compile the compute kernel's matmul loops 1.7 times slower, even
+     * on a path taken once per loop entry. Without that test the test program's second thread,
+     * whose buffers start at 1,024 words, met a hand-over between a mark and the exception.
+     */
     static final int MARK_ROOM = 256;
 
     /** A buffer's position fits 17 bits (BUFFER_MAX_EVENTS plus the slack); the rest counts buffers, modulo. */

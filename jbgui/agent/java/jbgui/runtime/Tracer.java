@@ -275,16 +275,20 @@ public final class Tracer {
 
     /**
      * The steps a record holds at most, less the cycle's other blocks (fewer than LOOP_SPAN_MAX),
-     * which count on after the header: a sixteenth of LOOP_STEPS_MAX, so that a record with a
+     * which count on after the header: a thirty-second of LOOP_STEPS_MAX, so that a record with a
      * leaf's call (a step and a call of at most jbgui.instr.PureLeaves.MAX_BLOCKS blocks: 13
-     * events a step at most) stays within LOOP_REPRESENTED_MAX; the same for every loop, so that
-     * {@link #loopHead} tests one constant.
+     * events a step at most) stays within LOOP_REPRESENTED_MAX, and so that the constant fits a
+     * {@code sipush} where jbgui.instr.ProbeInserter writes the header's probe out; the same for
+     * every loop, so that {@link #loopHead} tests one constant.
      */
-    private static final int LOOP_HEAD_LIMIT = (EventLayout.LOOP_STEPS_MAX >> 4) - EventLayout.LOOP_SPAN_MAX;
+    public static final int LOOP_HEAD_LIMIT = (EventLayout.LOOP_STEPS_MAX >> 5) - EventLayout.LOOP_SPAN_MAX;
 
-    /** {@link #loopHead} at the limit: the record stored, and this step the first of the next. */
+    /**
+     * {@link #loopHead} at the limit, or a loop header's probe written out at its limit
+     * (jbgui.instr.ProbeInserter): the record stored, and this step the first of the next.
+     */
     @DontInline
-    private static int loopFull(ThreadTrace t, int start, int steps, int header, int back, int mask, int call, int leaf) {
+    public static int loopFull(ThreadTrace t, int start, int steps, int header, int back, int mask, int call, int leaf) {
         t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask, call, leaf);
         return 1;
     }
@@ -330,20 +334,45 @@ public final class Tracer {
     }
 
     /**
-     * A leaf of several blocks written in place on a loop's cycle (jbgui.instr.ProbeInserter) took
-     * another path than the pending record's calls ({@code call} carries that path): the record's
-     * steps before this one's are stored, and a record of this step's {@code q} steps so far, from
-     * the header to the call's block, begins. Returns the new count: {@code q}. The caller sets the
-     * record's path to this call's and takes a new mark (loopMark with a count of 1).
+     * A leaf of several blocks written in place on a loop's cycle (jbgui.instr.LeafInPlace) took
+     * another path ({@code path}: the call's k and that path) than the pending record's calls
+     * ({@code call}), which stand for the steps before this one: they are stored, then this
+     * step's {@code q} blocks from the header to the call's block and the call's own events, as
+     * words. Returns the new count, 0: the step goes on off the record (the cycle's blocks after
+     * the call's are joins, Tracer.loopJoin), and the next record's first call sets its path. So
+     * a rare path (the sieve's prime) costs its step's words and leaves the record's path as it
+     * was; a path that changes for good costs one step.
      */
     @DontInline
-    public static int loopPath(ThreadTrace t, int start, int steps, int q, int header, int back, int mask, int call,
-                               int leaf) {
-        int before = steps - q;
-        if (before > 0) {
-            loopExit(t, start, before, header, back, mask, call, leaf);
+    public static int leafOffPath(ThreadTrace t, int start, int steps, int q, int path, int header, int back, int mask,
+                                  int call, int leaf) {
+        loopExit(t, start, steps - q, header, back, mask, call, leaf);
+        putStepBlocks(t, start, q, header, back, mask);
+        if (START && END) {
+            t.put(leaf | EventLayout.START_ENTRY_IMPLIED);
+            if (BLOCKS) {
+                int blocks = (path >>> EventLayout.LOOP_CALL_PATH_SHIFT) & -2;   // block 0: implied by the start
+                while (blocks != 0) {
+                    t.put(leaf + EventLayout.BLOCK_FROM_START + Integer.numberOfTrailingZeros(blocks));
+                    blocks &= blocks - 1;
+                }
+            }
+            t.put(leaf + EventLayout.END_FROM_START);
         }
-        return q;
+        return 0;
+    }
+
+    /** The block words of a step's first {@code q} blocks of the cycle, from the header on. */
+    private static void putStepBlocks(ThreadTrace t, int start, int q, int header, int back, int mask) {
+        if (BLOCKS) {
+            int lo = start + EventLayout.BLOCK_FROM_START + header - back;
+            int k = back;
+            for (int s = 0; s < q; s++) {
+                t.put(lo + k);
+                int higher = mask & -(2 << k);   // the cycle's blocks after block lo + k
+                k = Integer.numberOfTrailingZeros(higher != 0 ? higher : mask);
+            }
+        }
     }
 
     /**
@@ -376,15 +405,7 @@ public final class Tracer {
         }
         t.retract(mark);
         loopExit(t, start, steps - q, header, back, mask, call, leaf);
-        if (BLOCKS) {
-            int lo = start + EventLayout.BLOCK_FROM_START + header - back;
-            int k = back;
-            for (int s = 0; s < q; s++) {
-                t.put(lo + k);
-                int higher = mask & -(2 << k);   // the cycle's blocks after block lo + k
-                k = Integer.numberOfTrailingZeros(higher != 0 ? higher : mask);
-            }
-        }
+        putStepBlocks(t, start, q, header, back, mask);
         return 0;
     }
 
