@@ -479,7 +479,9 @@ final class ProbeInserter {
 
     /**
      * The probes of block {@code b} that loop records change (LoopCycles): a loop's header counts a
-     * step ({@code C = loopHead(S, B, C, shape); M = loopMark(S, C, M)}), its other blocks {@code iinc C 1}
+     * step ({@code C = C < LOOP_HEAD_LIMIT ? C + 1 : loopFull(S, B, C, shape)} written out, or
+     * {@code C = loopHead(S, B, C, shape)} where the header has no frame; then {@code M =
+     * loopMark(S, C, M)}), its other blocks {@code iinc C 1}
      * (or, from a join on, {@code C = loopJoin(S, B, C, b)}: the count may be 0 there),
      * and a block a loop exits to first stores that loop's pending record ({@code loopExit(S, B, C,
      * shape); C = 0}). Returns true when the block gets no block probe of its own (it is on a cycle).
