@@ -588,43 +588,30 @@ def test_a_forged_chunk_claiming_a_huge_count_allocates_nothing():
     assert out.nbytes == 4 * represented and (out == H).all()
 
 
-def test_a_forged_chunk_of_calls_claiming_a_huge_count_allocates_nothing():
+@pytest.mark.parametrize("steps, path, other", [
     # A call in every step: four events a step, beyond what a chunk may claim; and the count the
-    # steps alone would stand for. Both refused by the first pass.
-    steps = layout.LOOP_STEPS_MAX
-    words = record(H, steps, 0, 0, call=(0, LEAF)) + record(H, 2, 0, 0)
+    # steps alone would stand for.
+    (layout.LOOP_STEPS_MAX, (), lambda steps: steps + 2),
+    # A call of three blocks in every step: six events a step; and the count of calls without
+    # their path.
+    (1 << 16, (0, 1, 2), lambda steps: 4 * steps + 2),
+])
+def test_a_forged_chunk_of_calls_claiming_a_huge_count_allocates_nothing(steps, path, other):
+    # Counts off by one either way, and the other count, all refused by the first pass.
+    per = 1 + len(leaf(LEAF, *path))
+    words = record(H, steps, 0, 0, call=(0, LEAF), path=path or None) + record(H, 2, 0, 0)
     payload = np.asarray(words, "<u4").tobytes()
     tracemalloc.start()
     try:
-        for count in (MAX_CHUNK_EVENTS, steps + 2, 4 * steps + 1, 4 * steps + 3):
-            with pytest.raises(ValueError, match=f"stand for {4 * steps + 2} events, not the chunk's {count}"):
+        for count in (MAX_CHUNK_EVENTS, other(steps), per * steps + 1, per * steps + 3):
+            with pytest.raises(ValueError, match=f"stand for {per * steps + 2} events, not the chunk's {count}"):
                 decode_payload(payload, layout.CODEC_NONE, LOOPS, count)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
-    out = decode_payload(payload, layout.CODEC_NONE, LOOPS, 4 * steps + 2)
-    assert out[:8].tolist() == [H, *CALL, H, *CALL] and out[-2:].tolist() == [H, H]
-    assert (out[:-2].reshape(-1, 4) == [H, *CALL]).all()
-
-
-def test_a_forged_chunk_of_calls_with_a_path_claiming_a_huge_count_allocates_nothing():
-    # A call of three blocks in every step: six events a step; counts off by one either way and
-    # the count of three-block-less calls, refused by the first pass.
-    steps = 1 << 16
-    words = record(H, steps, 0, 0, call=(0, LEAF), path=(0, 1, 2)) + record(H, 2, 0, 0)
-    payload = np.asarray(words, "<u4").tobytes()
-    tracemalloc.start()
-    try:
-        for count in (MAX_CHUNK_EVENTS, 4 * steps + 2, 6 * steps + 1, 6 * steps + 3):
-            with pytest.raises(ValueError, match=f"stand for {6 * steps + 2} events, not the chunk's {count}"):
-                decode_payload(payload, layout.CODEC_NONE, LOOPS, count)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak < 1 << 20
-    out = decode_payload(payload, layout.CODEC_NONE, LOOPS, 6 * steps + 2)
-    assert (out[:-2].reshape(-1, 6) == [H, *leaf(LEAF, 0, 1, 2)]).all() and out[-2:].tolist() == [H, H]
+    out = decode_payload(payload, layout.CODEC_NONE, LOOPS, per * steps + 2)
+    assert (out[:-2].reshape(-1, per) == [H, *leaf(LEAF, *path)]).all() and out[-2:].tolist() == [H, H]
 
 
 # ------------------------------------------------------------------------------- random records

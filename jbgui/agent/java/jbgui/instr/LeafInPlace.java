@@ -90,7 +90,7 @@ final class LeafInPlace {
             argSlot[i] = next;
             next += args[i].getSize();
         }
-        Object[] retStack = ret.getSort() == Type.VOID ? new Object[0] : new Object[] {frameType(ret)};
+        Object[] retStack = ret.getSort() == Type.VOID ? new Object[0] : new Object[] {ProbeInserter.frameType(ret)};
         List<Object> withR = new ArrayList<>(host);
         withR.add(Opcodes.INTEGER);
 
@@ -98,7 +98,7 @@ final class LeafInPlace {
         for (int i = args.length - 1; i >= 0; i--) {
             p.add(new VarInsnNode(args[i].getOpcode(Opcodes.ISTORE), argSlot[i]));
         }
-        p.add(ProbeInserter.pushIntNode(ProbeInserter.firstPath(loop)));
+        p.add(ProbeInserter.pushInt(ProbeInserter.firstPath(loop)));
         p.add(new VarInsnNode(Opcodes.ISTORE, r));
         LabelNode start = new LabelNode();
         LabelNode end = new LabelNode();
@@ -151,7 +151,7 @@ final class LeafInPlace {
         // The record's first call (it began at this step's header): its path is the record's.
         LabelNode split = new LabelNode();
         p.add(new VarInsnNode(Opcodes.ILOAD, slots.count));
-        p.add(ProbeInserter.pushIntNode(loop.callSteps));
+        p.add(ProbeInserter.pushInt(loop.callSteps));
         p.add(new JumpInsnNode(Opcodes.IF_ICMPNE, split));
         p.add(new VarInsnNode(Opcodes.ILOAD, r));
         p.add(new VarInsnNode(Opcodes.ISTORE, slots.path));
@@ -163,7 +163,7 @@ final class LeafInPlace {
         p.add(new VarInsnNode(Opcodes.ALOAD, slots.trace));
         p.add(new VarInsnNode(Opcodes.ILOAD, slots.base));
         p.add(new VarInsnNode(Opcodes.ILOAD, slots.count));
-        p.add(ProbeInserter.pushIntNode(loop.callSteps));
+        p.add(ProbeInserter.pushInt(loop.callSteps));
         p.add(new VarInsnNode(Opcodes.ILOAD, r));
         p.add(ProbeInserter.loopShape(loop, classFirstId, slots.path));
         p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "leafOffPath", "(" + TRACE_DESC + "IIIIIIIII)I", false));
@@ -187,7 +187,7 @@ final class LeafInPlace {
             List<Object> local = new ArrayList<>(host);
             local.add(Opcodes.TOP);
             for (Type a : args) {
-                local.add(frameType(a));
+                local.add(ProbeInserter.frameType(a));
             }
             h.add(new FrameNode(Opcodes.F_NEW, local.size(), local.toArray(), 1, new Object[] {"java/lang/Throwable"}));
         }
@@ -196,7 +196,7 @@ final class LeafInPlace {
         h.add(new VarInsnNode(Opcodes.ILOAD, slots.base));
         h.add(new VarInsnNode(Opcodes.ILOAD, slots.count));
         h.add(new VarInsnNode(Opcodes.ILOAD, slots.mark));
-        h.add(ProbeInserter.pushIntNode(loop.callSteps));
+        h.add(ProbeInserter.pushInt(loop.callSteps));
         h.add(ProbeInserter.loopShape(loop, classFirstId, slots.path));
         h.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "leafThrew", "(" + TRACE_DESC + "IIIIIIIII)I", false));
         h.add(new VarInsnNode(Opcodes.ISTORE, slots.count));
@@ -210,18 +210,5 @@ final class LeafInPlace {
         // First in the table: the body's own exceptions come here, not to the exception-exit handler.
         mn.tryCatchBlocks.add(0, new TryCatchBlockNode(start, end, handler, null));
         mn.tryCatchBlocks.add(new TryCatchBlockNode(handler, handlerEnd, exitHandler, null));
-    }
-
-    /** A value's type as a stack map frame names it. */
-    static Object frameType(Type t) {
-        switch (t.getSort()) {
-            case Type.BOOLEAN: case Type.CHAR: case Type.BYTE: case Type.SHORT: case Type.INT:
-                return Opcodes.INTEGER;
-            case Type.FLOAT: return Opcodes.FLOAT;
-            case Type.LONG: return Opcodes.LONG;
-            case Type.DOUBLE: return Opcodes.DOUBLE;
-            case Type.ARRAY: return t.getDescriptor();
-            default: return t.getInternalName();
-        }
     }
 }

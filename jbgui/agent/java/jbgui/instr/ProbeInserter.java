@@ -494,11 +494,7 @@ final class ProbeInserter {
             LoopCycles.Loop loop = loops.get(i);
             for (int t : loop.exits) {
                 if (t == b) {
-                    exits.add(new VarInsnNode(Opcodes.ALOAD, slot));
-                    exits.add(new VarInsnNode(Opcodes.ILOAD, base));
-                    exits.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
-                    exits.add(loopShape(loop, classFirstId, paths[i]));
-                    exits.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopExit", "(" + TRACE_DESC + "IIIIIII)V", false));
+                    exits.add(loopCall("loopExit", "V", slot, base, counters + i, loop, classFirstId, paths[i]));
                     exits.add(new InsnNode(Opcodes.ICONST_0));
                     exits.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
                 }
@@ -533,21 +529,13 @@ final class ProbeInserter {
                 p.add(frame.clone(new IdentityHashMap<>()));
                 outOfLine.add(full);
                 outOfLine.add(frame.clone(new IdentityHashMap<>()));
-                outOfLine.add(new VarInsnNode(Opcodes.ALOAD, slot));
-                outOfLine.add(new VarInsnNode(Opcodes.ILOAD, base));
-                outOfLine.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
-                outOfLine.add(loopShape(loop, classFirstId, paths[i]));
-                outOfLine.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopFull", "(" + TRACE_DESC + "IIIIIII)I", false));
+                outOfLine.add(loopCall("loopFull", "I", slot, base, counters + i, loop, classFirstId, paths[i]));
                 outOfLine.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
                 outOfLine.add(new org.objectweb.asm.tree.JumpInsnNode(Opcodes.GOTO, counted));
             }
             if (b == loop.header) {
                 if (frame == null) {
-                    p.add(new VarInsnNode(Opcodes.ALOAD, slot));
-                    p.add(new VarInsnNode(Opcodes.ILOAD, base));
-                    p.add(new VarInsnNode(Opcodes.ILOAD, counters + i));
-                    p.add(loopShape(loop, classFirstId, paths[i]));
-                    p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, "loopHead", "(" + TRACE_DESC + "IIIIIII)I", false));
+                    p.add(loopCall("loopHead", "I", slot, base, counters + i, loop, classFirstId, paths[i]));
                     p.add(new VarInsnNode(Opcodes.ISTORE, counters + i));
                 }
                 p.add(new VarInsnNode(Opcodes.ALOAD, slot));
@@ -573,6 +561,18 @@ final class ProbeInserter {
             code.insertBefore(at, exits);
         }
         return false;
+    }
+
+    /** {@code aload S; iload B; iload C; shape; invokestatic name(S, B, C, shape)}, returning {@code ret}. */
+    private static InsnList loopCall(String name, String ret, int slot, int base, int count, LoopCycles.Loop loop,
+                                     int classFirstId, int path) {
+        InsnList p = new InsnList();
+        p.add(new VarInsnNode(Opcodes.ALOAD, slot));
+        p.add(new VarInsnNode(Opcodes.ILOAD, base));
+        p.add(new VarInsnNode(Opcodes.ILOAD, count));
+        p.add(loopShape(loop, classFirstId, path));
+        p.add(new MethodInsnNode(Opcodes.INVOKESTATIC, TRACER, name, "(" + TRACE_DESC + "IIIIIII)" + ret, false));
+        return p;
     }
 
     /**
@@ -780,11 +780,7 @@ final class ProbeInserter {
         return false;
     }
 
-    static AbstractInsnNode pushIntNode(int value) {
-        return pushInt(value);
-    }
-
-    private static AbstractInsnNode pushInt(int value) {
+    static AbstractInsnNode pushInt(int value) {
         if (value <= 5) {
             return new InsnNode(Opcodes.ICONST_0 + value);
         }
@@ -804,24 +800,26 @@ final class ProbeInserter {
 
     /** With {@code ints} int locals after B too: the loop records' mark and counters. */
     private static List<Object> withState(List<Object> local, int slot, int ints) {
-        List<Object> out = new ArrayList<>(local == null ? 1 : local.size() + 1);
-        int used = 0;
-        if (local != null) {
-            for (Object o : local) {
-                out.add(o);
-                used += (o == Opcodes.LONG || o == Opcodes.DOUBLE) ? 2 : 1;
-            }
-        }
-        while (used < slot) {
-            out.add(Opcodes.TOP);
-            used++;
-        }
+        List<Object> out = padded(local == null ? List.of() : local, slot);
         out.add(TRACE);
         out.add(Opcodes.INTEGER);
         for (int i = 0; i < ints; i++) {
             out.add(Opcodes.INTEGER);
         }
         return out;
+    }
+
+    /** A value's type as a stack map frame names it. */
+    static Object frameType(Type t) {
+        switch (t.getSort()) {
+            case Type.BOOLEAN: case Type.CHAR: case Type.BYTE: case Type.SHORT: case Type.INT:
+                return Opcodes.INTEGER;
+            case Type.FLOAT: return Opcodes.FLOAT;
+            case Type.LONG: return Opcodes.LONG;
+            case Type.DOUBLE: return Opcodes.DOUBLE;
+            case Type.ARRAY: return t.getDescriptor();
+            default: return t.getInternalName();
+        }
     }
 
     /** The frame at method entry, from the descriptor, with the state slot when {@code slot >= 0}. */
@@ -835,16 +833,7 @@ final class ProbeInserter {
             locals.add("<init>".equals(mn.name) ? Opcodes.UNINITIALIZED_THIS : owner);
         }
         for (Type t : Type.getArgumentTypes(mn.desc)) {
-            switch (t.getSort()) {
-                case Type.BOOLEAN: case Type.CHAR: case Type.BYTE: case Type.SHORT: case Type.INT:
-                    locals.add(Opcodes.INTEGER);
-                    break;
-                case Type.FLOAT: locals.add(Opcodes.FLOAT); break;
-                case Type.LONG: locals.add(Opcodes.LONG); break;
-                case Type.DOUBLE: locals.add(Opcodes.DOUBLE); break;
-                case Type.ARRAY: locals.add(t.getDescriptor()); break;
-                default: locals.add(t.getInternalName());
-            }
+            locals.add(frameType(t));
         }
         List<Object> all = withState ? withState(locals, slot, ints) : locals;
         return new FrameNode(Opcodes.F_NEW, all.size(), all.toArray(), 0, new Object[0]);

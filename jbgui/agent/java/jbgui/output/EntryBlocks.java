@@ -99,8 +99,7 @@ final class EntryBlocks {
             boolean call = i + 3 < in.length && (in[i + 3] & LOOP_CALL_MASK) == LOOP_CALL_WORD;
             int k = call ? (in[i + 3] & EventLayout.VALUE_MASK) >>> EventLayout.METHOD_BITS : 0;
             int words = call ? 4 : 3;
-            if (call && i + 4 < in.length && (in[i + 4] & (LOOP_CALL_MASK | EventLayout.LOOP_PATH_FLAG))
-                    == (LOOP_CALL_WORD | EventLayout.LOOP_PATH_FLAG)) {
+            if (call && i + 4 < in.length && EventLayout.isLoopPath(in[i + 4])) {
                 k |= (in[i + 4] & (EventLayout.LOOP_PATH_FLAG - 1)) << EventLayout.LOOP_CALL_PATH_SHIFT;
                 words = 5;
             }

@@ -177,6 +177,11 @@ public final class EventLayout {
         return extended(EXT_LOOP_CALL, (k << METHOD_BITS) | ((leaf >>> METHOD_SHIFT) & MAX_METHOD_ID));
     }
 
+    /** Whether {@code w} is a loop record's fifth word, its path ({@link #loopPath}). */
+    public static boolean isLoopPath(int w) {
+        return (w >>> SUBTYPE_SHIFT) == EXT_LOOP_CALL && (w & LOOP_PATH_FLAG) != 0;   // type 0, the subtype
+    }
+
     /** The fifth word of a loop record whose {@code call} has a path (0 when it has none: four words). */
     public static int loopPath(int call) {
         int path = call >>> LOOP_CALL_PATH_SHIFT;

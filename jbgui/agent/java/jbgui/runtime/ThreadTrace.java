@@ -601,7 +601,7 @@ public final class ThreadTrace {
                     && ((call >>> EventLayout.SUBTYPE_SHIFT) & 7) == EventLayout.EXT_LOOP_CALL;
             int k = calls ? (call & EventLayout.VALUE_MASK) >>> EventLayout.METHOD_BITS : 0;
             int size = calls ? 4 : 3;
-            if (calls && i + 4 < n && isPathWord(w[i + 4])) {
+            if (calls && i + 4 < n && EventLayout.isLoopPath(w[i + 4])) {
                 k |= (w[i + 4] & (EventLayout.LOOP_PATH_FLAG - 1)) << EventLayout.LOOP_CALL_PATH_SHIFT;
                 size = 5;
             }
@@ -610,13 +610,6 @@ public final class ThreadTrace {
             i += size;
         }
         return new int[] {n, recordWords, events};
-    }
-
-    /** Whether {@code w} is a loop record's fifth word (EventLayout.loopPath). */
-    static boolean isPathWord(int w) {
-        return (w >>> EventLayout.TYPE_SHIFT) == EventLayout.TYPE_EXTENDED
-                && ((w >>> EventLayout.SUBTYPE_SHIFT) & 7) == EventLayout.EXT_LOOP_CALL
-                && (w & EventLayout.LOOP_PATH_FLAG) != 0;
     }
 
     /**
