@@ -4,12 +4,14 @@ import java.lang.ref.WeakReference;
 
 /**
  * A class of a class loader the program drops must unload, traced or not: the recorder's tables
- * must not hold it (Tracer's table of the methods' own classes takes only the boot, platform and
- * application loaders' classes, and the threads' caches of receivers' classes are emptied now and
- * then). Main defines Main$Plugin and Main$Plugin2 afresh in a loader of its own, calls their
- * instance methods (receivers of the method's own class, and of a subclass that inherits it: the
- * probes' fast and slow paths), drops the loader and collects until it is gone. Prints "unloaded"
- * or "kept"; the agent of commit 869c77a kept it, pinned by the cache of the last receiver's class.
+ * must not hold it (Tracer's tables of the methods' own and usual classes take only classes of the
+ * boot, platform and application loaders, and the threads' caches of receivers' classes are emptied
+ * now and then). Main defines Main$Plugin and Main$Plugin2 afresh in a loader of its own, calls
+ * their instance methods (receivers of the method's own class, and of a subclass that inherits it:
+ * the probes' fast and slow paths, and a plugin class as the first receiver of another class's
+ * method seen, which Tracer's table of usual receivers must not keep; and methods of
+ * java.lang.Object on them), drops the loader and collects until it is gone. Prints "unloaded" or
+ * "kept"; the agent of commit 869c77a kept it, pinned by the cache of the last receiver's class.
  */
 public class Main {
     public static class Plugin2 extends Plugin {
@@ -56,6 +58,10 @@ public class Main {
             Object p = c.getConstructor().newInstance();
             for (int i = 0; i < 3; i++) {
                 sum += (Integer) c.getMethod("twice").invoke(p);
+                // Object.equals (a leaf) and Object.toString, inherited: JDK methods, a plugin receiver
+                if (!p.equals(p) || p.toString().isEmpty()) {
+                    sum = -1;
+                }
             }
         }
         System.out.println("sum " + sum);

@@ -120,6 +120,23 @@ public final class ClassRegistry {
         }.get(ClassRegistry.class);
     }
 
+    /**
+     * Whether class {@code c} lives as long as the JVM: defined by the boot, platform or
+     * application loader, and not hidden (a hidden class can be unloaded on its own). Call it
+     * guarded (Tracer.receiverSeen): the JDK methods it calls are traced code.
+     */
+    static boolean lasting(Class<?> c) {
+        try {
+            if (c.isHidden()) {
+                return false;
+            }
+            ClassLoader l = c.getClassLoader();
+            return l == null || l == ClassLoader.getPlatformClassLoader() || l == ClassLoader.getSystemClassLoader();
+        } catch (RuntimeException | Error e) {
+            return false; // the system loader is still being made, or a security manager said no
+        }
+    }
+
     /** The id of a live class; assigns one, and describes the class in static.xml, if it is new. */
     static int idOf(Class<?> c) {
         return LIVE.get(c);

@@ -195,7 +195,11 @@ public final class ThreadTrace {
     void startInstance(int event, Object self) {
         if (START_RECEIVER) {
             int word = receiverWord(self);
-            Tracer.ownerSeen(self.getClass(), word & EventLayout.VALUE_MASK);
+            int id = word & EventLayout.VALUE_MASK;
+            if (id != 0) {
+                Tracer.receiverSeen(this, event, self.getClass(), word);
+            }
+            Tracer.ownerSeen(self.getClass(), id);
             put2(event, word);
             return;
         }
