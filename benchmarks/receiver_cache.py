@@ -32,6 +32,7 @@ import numba
 import numpy as np
 
 from jbgui.model import layout
+from jbgui.model.errors import TraceError
 from jbgui.model.tracedir import TraceDir, iter_stream
 
 
@@ -96,7 +97,11 @@ def main(argv: list[str]) -> int:
         print(__doc__.split("\n\n")[1])
         return 2
     for trace in argv:
-        receivers, thread, usual, method = measure(Path(trace))
+        try:
+            receivers, thread, usual, method = measure(Path(trace))
+        except TraceError as error:
+            print(f"receiver_cache: {error}", file=sys.stderr)
+            return 2
         share = (lambda k: k / receivers if receivers else 0.0)
         print(f"{trace}: {receivers:,} receivers not of their method's own class; slow paths: "
               f"thread's last class {thread:,} ({share(thread):.2%}), "

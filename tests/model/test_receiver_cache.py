@@ -62,3 +62,12 @@ def test_marked_starts_and_static_starts_are_not_receivers():
     calls = [(4, None), (5, 7), (4, None), (5, 7)]
     static = np.array([start(6), end(6)], dtype=np.uint32)
     assert receiver_cache.count_words(np.concatenate([static, words(*calls), static])) == (2, 1, 1, 1)
+
+
+def test_a_missing_or_corrupt_trace_is_a_clear_error(tmp_path, capsys):
+    assert receiver_cache.main([str(tmp_path / "missing")]) == 2
+    assert "no such trace directory" in capsys.readouterr().err
+    (tmp_path / "bad" / "events").mkdir(parents=True)
+    (tmp_path / "bad" / "events" / "T000001.jbt").write_bytes(b"not a stream" * 8)
+    assert receiver_cache.main([str(tmp_path / "bad")]) == 2
+    assert "not an event stream" in capsys.readouterr().err

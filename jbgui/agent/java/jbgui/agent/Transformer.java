@@ -191,18 +191,6 @@ final class Transformer implements ClassFileTransformer {
         return true;
     }
 
-    private static final ClassLoader PLATFORM_LOADER = ClassLoader.getPlatformClassLoader();
-    private static final ClassLoader SYSTEM_LOADER = ClassLoader.getSystemClassLoader();
-
-    /**
-     * Whether classes of {@code loader} stay as long as the JVM (the boot, platform and
-     * application loaders): only theirs may be held strongly by the probes' table of the methods'
-     * own classes (ClassRegistry.methods).
-     */
-    private static boolean neverUnloaded(ClassLoader loader) {
-        return loader == null || loader == PLATFORM_LOADER || loader == SYSTEM_LOADER;
-    }
-
     /** Lists a class loaded before the agent as not instrumented, without methods; returns its class id. */
     private static int listPreloaded(String name, ClassLoader loader, String reason) {
         int id = ClassRegistry.register(loader, name);
@@ -466,7 +454,7 @@ final class Transformer implements ClassFileTransformer {
             slot = null;
             result = instrumenter.instrument(bytes, plan, MethodSpace.INSTANCE);
         }
-        if (result.instrumented && result.firstMethodId > 0 && neverUnloaded(loader)) {
+        if (result.instrumented && result.firstMethodId > 0 && ClassRegistry.neverUnloaded(loader)) {
             ClassRegistry.methods(classId, result.firstMethodId, result.methodIdCount);
         }
         if (DUMP != null && className.startsWith(DUMP_PREFIX)) {

@@ -121,17 +121,19 @@ public final class ClassRegistry {
     }
 
     /**
-     * Whether class {@code c} lives as long as the JVM: defined by the boot, platform or
-     * application loader, and not hidden (a hidden class can be unloaded on its own). Call it
-     * guarded (Tracer.receiverSeen): the JDK methods it calls are traced code.
+     * Whether classes of {@code loader} stay as long as the JVM (the boot, platform and
+     * application loaders): only theirs may be held strongly by the probes' tables of the methods'
+     * own classes ({@link #methods}, from jbgui.agent.Transformer) and usual receivers (Tracer.USUAL).
+     * Call it guarded: the JDK methods it calls are traced code.
      */
+    public static boolean neverUnloaded(ClassLoader loader) {
+        return loader == null || loader == ClassLoader.getPlatformClassLoader() || loader == ClassLoader.getSystemClassLoader();
+    }
+
+    /** Whether class {@code c} lives as long as the JVM: {@link #neverUnloaded}'s loader, and not hidden (a hidden class can be unloaded on its own). */
     static boolean lasting(Class<?> c) {
         try {
-            if (c.isHidden()) {
-                return false;
-            }
-            ClassLoader l = c.getClassLoader();
-            return l == null || l == ClassLoader.getPlatformClassLoader() || l == ClassLoader.getSystemClassLoader();
+            return !c.isHidden() && neverUnloaded(c.getClassLoader());
         } catch (RuntimeException | Error e) {
             return false; // the system loader is still being made, or a security manager said no
         }

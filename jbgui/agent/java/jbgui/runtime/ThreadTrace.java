@@ -194,12 +194,13 @@ public final class ThreadTrace {
      */
     void startInstance(int event, Object self) {
         if (START_RECEIVER) {
-            int word = receiverWord(self);
+            Class<?> c = self.getClass();
+            int word = receiverWord(c);
             int id = word & EventLayout.VALUE_MASK;
             if (id != 0) {
-                Tracer.receiverSeen(this, event, self.getClass(), word);
+                Tracer.receiverSeen(this, event, c, word);
             }
-            Tracer.ownerSeen(self.getClass(), id);
+            Tracer.ownerSeen(c, id);
             put2(event, word);
             return;
         }
@@ -210,8 +211,7 @@ public final class ThreadTrace {
     Class<?> lastClass;
     int lastWord;
 
-    private int receiverWord(Object self) {
-        Class<?> c = self.getClass();
+    private int receiverWord(Class<?> c) {
         int id = classId(c);
         int word = EventLayout.extended(EventLayout.EXT_RECEIVER, id);
         if (id != 0) {
