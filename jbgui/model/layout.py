@@ -91,7 +91,7 @@ CLOCK_FLAG_BLOCKING = 2  # taken by the thread around a call that may block (wit
 CLOCK_FLAG_AFTER = 4  # with BLOCKING: taken when the call had returned
 
 BUFFER_MIN_EVENTS = 1024
-BUFFER_MAX_EVENTS = 65536
+BUFFER_MAX_EVENTS = 262144
 # The recorder hands a buffer over once it holds length - BUFFER_SLACK_EVENTS events; most block
 # probes do not test, and at most UNCHECKED_RUN_MAX of them run between two tests (EventLayout.java).
 # So a chunk holds up to BUFFER_MAX_EVENTS events, as before, in sizes that vary.

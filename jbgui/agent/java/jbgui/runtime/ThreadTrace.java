@@ -378,8 +378,8 @@ public final class ThreadTrace {
      */
     static final int MARK_ROOM = 256;
 
-    /** A buffer's position fits 17 bits (BUFFER_MAX_EVENTS plus the slack); the rest counts buffers, modulo. */
-    static final int MARK_SHIFT = 17;
+    /** A buffer's position, up to its length BUFFER_MAX_EVENTS (a power of two) included, fits MARK_SHIFT bits; the rest counts buffers, modulo. */
+    static final int MARK_SHIFT = 32 - Integer.numberOfLeadingZeros(EventLayout.BUFFER_MAX_EVENTS);
     static final int MARK_POSITION = (1 << MARK_SHIFT) - 1;
     static final int MARK_EPOCHS = (1 << (32 - MARK_SHIFT)) - 1;
 
