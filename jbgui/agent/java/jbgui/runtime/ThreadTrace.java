@@ -37,8 +37,13 @@ public final class ThreadTrace {
     final boolean virtual;
     int[] buf;
     int pos;
-    /** When {@link #pos} reaches it, the buffer is handed over: buf.length - slack (1 in mode 1). */
+    /**
+     * When {@link #pos} reaches it, {@link #overflow} runs: at {@link #end} it hands the buffer
+     * over, before it it takes a clock sample and moves the limit on by SAMPLE_EVENTS.
+     */
     int limit;
+    /** Where the buffer is handed over: buf.length - slack (1 in mode 1). */
+    int end;
     /** Events of this stream already handed to the writer (the stream index of buf[0]). */
     long base;
     /** Non-zero while tracer or agent code runs on this thread. */
@@ -81,6 +86,7 @@ public final class ThreadTrace {
         this.guard = guard;
         this.buf = new int[1];
         this.limit = 1;
+        this.end = 1;
         this.receiverKeys = null;
         this.receiverIds = null;
         this.sink = null;
@@ -95,7 +101,8 @@ public final class ThreadTrace {
         this.guard = 1;
         this.closed = true;
         this.buf = buffer;
-        this.limit = limitOf(buf);
+        this.end = limitOf(buf);
+        this.limit = Math.min(end, SAMPLE_EVENTS);
         this.receiverKeys = null;
         this.receiverIds = null;
         this.sink = ignored ? this : null;
@@ -124,7 +131,8 @@ public final class ThreadTrace {
         this.guard = 1;
         this.closed = true;
         this.buf = new int[EventLayout.BUFFER_MAX_EVENTS];
-        this.limit = limitOf(buf);
+        this.end = limitOf(buf);
+        this.limit = Math.min(end, SAMPLE_EVENTS);
         this.receiverKeys = new Class<?>[RECEIVER_CACHE];
         this.receiverIds = new int[RECEIVER_CACHE];
         this.sink = null;
@@ -137,7 +145,8 @@ public final class ThreadTrace {
         this.virtual = ThreadObjects.isVirtual(thread);
         this.guard = 1; // until started() has run
         this.buf = new int[SHARED ? 1 : EventLayout.BUFFER_MIN_EVENTS];
-        this.limit = limitOf(buf);
+        this.end = limitOf(buf);
+        this.limit = Math.min(end, SAMPLE_EVENTS);
         this.receiverKeys = new Class<?>[RECEIVER_CACHE];
         this.receiverIds = new int[RECEIVER_CACHE];
         this.sink = new ThreadTrace(new int[EventLayout.BUFFER_MIN_EVENTS], null, false);
@@ -176,6 +185,17 @@ public final class ThreadTrace {
     private static int limitOf(int[] buffer) {
         return buffer.length <= 1 ? 1 : buffer.length - EventLayout.BUFFER_SLACK_EVENTS;
     }
+
+    /**
+     * The most events between two clock samples of a thread that records without pause: a buffer
+     * larger than this takes an exact sample (TraceSink.exactSample) each time it holds this many
+     * more. Time between samples is interpolated by event count, and an interval whose time per
+     * event is far above the thread's pace is shown as interpolated (jbgui/model/time_quality.py):
+     * the more events an interval holds, the longer the unmeasured pause it can hide. This is the
+     * buffer size until buffers grew to 262,144 events (EventLayout.BUFFER_MAX_EVENTS), so that the
+     * timeline's samples are as dense as they were.
+     */
+    static final int SAMPLE_EVENTS = 65536;
 
     /** A method start (Tracer.enter). */
     void start(int event) {
@@ -397,7 +417,31 @@ public final class ThreadTrace {
             SharedStream.put(this, buf[0]);
             return;
         }
+        int p = pos;
+        if (limit < end && end - p > MARK_ROOM && represented < EventLayout.LOOP_REPRESENTED_MAX) {
+            // Not full yet: a clock sample here, and the next one SAMPLE_EVENTS further on. Loop
+            // records' marks stay valid (no hand-over), and the MARK_ROOM the loop probes asked
+            // for is still there before the end.
+            limit = Math.min(end, p + SAMPLE_EVENTS);
+            sample(p);
+            return;
+        }
         flush(false);
+    }
+
+    /** An exact clock sample at buffer position {@code p} (see {@link #SAMPLE_EVENTS}). */
+    private void sample(int p) {
+        if (guard != 0) {
+            return;
+        }
+        guard++;
+        try {
+            TraceSink.current().exactSample(index, base + p, System.nanoTime());
+        } catch (Throwable e) {
+            // The sample is lost: the time there is interpolated over more events, as without it.
+        } finally {
+            guard--;
+        }
     }
 
     /**
@@ -452,7 +496,8 @@ public final class ThreadTrace {
             recordWords = 0;
             handoffs++;
             buf = next;
-            limit = limitOf(next);
+            end = limitOf(next);
+            limit = Math.min(end, SAMPLE_EVENTS);
             lostBefore = false;
         } catch (Throwable e) {
             // Never fail the program because of the tracer: count the events as lost and go on.
