@@ -60,7 +60,7 @@ demo: setup
 
 # Benchmarks are scripts that print side-by-side measurements; there is nothing to assert. These
 # build their own workloads; the others in benchmarks/ take a trace (bench_range.py,
-# bench_readers.py, loop_share.py, path_share.py, receiver_cache.py) or are helpers (thread_cpu.py,
+# bench_readers.py, codec_share.py, loop_share.py, path_share.py, receiver_cache.py) or are helpers (thread_cpu.py,
 # jedit_startup.py, listed_trace.py), and are run by hand (README).
 BENCHMARKS = bench_recorder bench_retransform_floor bench_analyzer bench_blockviews bench_explorer bench_views \
 	bench_store

@@ -102,12 +102,12 @@ public final class EventLayout {
 
     // Per-thread buffers grow from the minimum to the maximum as a thread records more. A full
     // buffer is one chunk, so the maximum is also what the writer compresses at once: 262,144
-    // words (1 MiB) rather than 65,536 made level=method javac 0.92 of the wall time (paired whole
-    // runs, 11 pairs in two sets), its writer's encoding 1.41 s instead of 1.76 and its events
-    // 74 MB instead of 112 (zstd finds more of a thread's repeated sequences in a longer chunk,
-    // and each chunk has its own setup, header, CRC, write and hand-over). The cost: a thread's
-    // time is interpolated over up to 4 times as many events between two flushes (README, "What
-    // recording costs"), and a killed JVM loses up to that many events per thread.
+    // words (1 MiB) rather than 65,536 made level=method javac 0.90-0.93 of the wall time (paired
+    // whole runs, three sets of 5-6 pairs; README, "What recording costs"), its writer's encoding
+    // 1.41 s instead of 1.76 and its events 74 MB instead of 112: zstd finds more of a thread's
+    // repeated sequences in a longer chunk, and each chunk has its own setup, header, CRC, write
+    // and hand-over. A busy thread's clock is still sampled every 65,536 events
+    // (ThreadTrace.SAMPLE_EVENTS); a killed JVM loses up to a buffer's events per thread.
     public static final int BUFFER_MIN_EVENTS = 1024;
     public static final int BUFFER_MAX_EVENTS = 262144;
     /**
