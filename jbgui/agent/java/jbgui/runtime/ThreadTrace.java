@@ -39,7 +39,7 @@ public final class ThreadTrace {
     int pos;
     /**
      * When {@link #pos} reaches it, {@link #overflow} runs: at {@link #end} it hands the buffer
-     * over, before it it takes a clock sample and moves the limit on by SAMPLE_EVENTS.
+     * over; before it, it takes a clock sample and moves the limit on by SAMPLE_EVENTS.
      */
     int limit;
     /** Where the buffer is handed over: buf.length - slack (1 in mode 1). */
