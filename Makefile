@@ -65,6 +65,7 @@ demo: setup
 BENCHMARKS = bench_recorder bench_retransform_floor bench_analyzer bench_blockviews bench_explorer bench_views \
 	bench_store
 bench: setup
+	@scripts/setup.sh --bench-tools
 	@set -e; for name in $(BENCHMARKS); do \
 		echo "== benchmarks/$$name.py"; $(PYTHON_BIN) "benchmarks/$$name.py"; \
 	done

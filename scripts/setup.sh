@@ -8,7 +8,8 @@
 #      reinstalled only when pyproject.toml changed (a stamp file in .venv remembers it);
 #   3. the agent jar, built by jbgui.agent.build into its cache (a no-op when it is current);
 #      then the analyzer's numba kernels compiled into numba's cache (jbgui.model.warmup);
-#   4. with --export-tools only (make test-slow): Chromium and speedscope, for the export tests.
+#   4. with --export-tools only (make test-slow): Chromium and speedscope, for the export tests;
+#      with --bench-tools only (make bench): jEdit, a workload of the recorder benchmark.
 #
 # The fast path (everything present) only runs dpkg-query, compares a hash and starts Python
 # once, so `make test` pays well under a second for it.
@@ -167,4 +168,23 @@ if [ "${1:-}" = "--export-tools" ]; then
             && tar xzf "speedscope-$SPEEDSCOPE_VERSION.tgz")
     fi
     say "export tools: $(command -v chromium), $SPEEDSCOPE_DIR"
+fi
+
+# --- 5. the benchmarks' workloads (only with --bench-tools: `make bench`) -------------------------
+
+# benchmarks/bench_recorder.py times jEdit's start-up (issue 14's target), from Debian's package;
+# it says and skips the workload when jEdit is missing, so a fresh machine would report no jEdit.
+if [ "${1:-}" = "--bench-tools" ]; then
+    if ! package_installed jedit; then
+        if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+            say "installing jedit (a workload of benchmarks/bench_recorder.py)"
+            export DEBIAN_FRONTEND=noninteractive
+            apt-get update -q >/dev/null   # step 1 updates the lists only when it installs something
+            apt-get install -y -q --no-install-recommends jedit >/dev/null
+        else
+            say "jedit is missing (a workload of benchmarks/bench_recorder.py): sudo apt-get install jedit"
+            exit 1
+        fi
+    fi
+    say "bench tools: jedit $(dpkg-query -W -f='${Version}' jedit)"
 fi
