@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,7 @@ from jbgui.model.errors import TraceError
 from jbgui.model.format.chunks import Status, StreamReader
 from jbgui.model.tracedir import TraceDir
 
+_DECOMPRESSOR = zstandard.ZstdDecompressor()
 SHAPES = ("as stored", "no ends", "ends constant", "no receivers")
 END_CONSTANT = layout.TYPE_METHOD_END << layout.TYPE_SHIFT
 
@@ -45,7 +47,10 @@ END_CONSTANT = layout.TYPE_METHOD_END << layout.TYPE_SHIFT
 def stored_words(payload: bytes, codec: int, count: int) -> np.ndarray:
     """The words a chunk's payload holds as the writer stored them (no reader's expansion)."""
     if codec == layout.CODEC_ZSTD:
-        raw = zstandard.ZstdDecompressor().decompress(payload, max_output_size=20 * count)
+        try:
+            raw = _DECOMPRESSOR.decompress(payload, max_output_size=20 * count)
+        except zstandard.ZstdError as error:
+            raise TraceError(f"a chunk of {count} events does not decompress: {error}") from error
     elif codec == layout.CODEC_NONE:
         raw = payload
     else:
@@ -86,7 +91,10 @@ def read_chunks(trace: Path) -> list[np.ndarray]:
                     break
                 h = record.header
                 f.seek(h.payload_offset)
-                chunks.append(stored_words(f.read(h.length), h.codec, h.count))
+                payload = f.read(h.length)
+                if zlib.crc32(payload) != h.crc:
+                    raise TraceError(f"{t.stream_path(index)}: offset {h.offset}: chunk CRC mismatch")
+                chunks.append(stored_words(payload, h.codec, h.count))
     return chunks
 
 

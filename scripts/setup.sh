@@ -138,6 +138,20 @@ if [ ! -f "$WARM_STAMP" ] || [ "$(cat "$WARM_STAMP")" != "$warm_wanted" ]; then
     rm -rf "$warm"
 fi
 
+# A Debian package that only an optional step needs: installed when we are root, else named and we stop.
+install_optional() {
+    local pkg=$1 why=$2
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        say "installing $pkg ($why)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q >/dev/null   # step 1 updates the lists only when it installs something
+        apt-get install -y -q --no-install-recommends "$pkg" >/dev/null
+    else
+        say "$pkg is missing ($why): sudo apt-get install $pkg"
+        exit 1
+    fi
+}
+
 # --- 4. the exports' target tools (only with --export-tools: `make test-slow`) -------------------
 
 # The slow export tests open jbgui's exports in speedscope (npm) running in a headless Chromium
@@ -145,17 +159,7 @@ fi
 SPEEDSCOPE_VERSION=1.25.0
 SPEEDSCOPE_DIR=build/tools/speedscope-$SPEEDSCOPE_VERSION
 if [ "${1:-}" = "--export-tools" ]; then
-    if ! command -v chromium >/dev/null 2>&1; then
-        if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-            say "installing chromium (the export tests' browser)"
-            export DEBIAN_FRONTEND=noninteractive
-            apt-get update -q >/dev/null   # step 1 updates the lists only when it installs something
-            apt-get install -y -q --no-install-recommends chromium >/dev/null
-        else
-            say "chromium is missing (the export tests' browser): sudo apt-get install chromium"
-            exit 1
-        fi
-    fi
+    command -v chromium >/dev/null 2>&1 || install_optional chromium "the export tests' browser"
     if [ ! -f "$SPEEDSCOPE_DIR/package/dist/release/index.html" ]; then
         if ! command -v npm >/dev/null 2>&1; then
             say "npm is missing: it fetches speedscope for the export tests (sudo apt-get install npm)"
@@ -175,16 +179,6 @@ fi
 # benchmarks/bench_recorder.py times jEdit's start-up (issue 14's target), from Debian's package;
 # it says and skips the workload when jEdit is missing, so a fresh machine would report no jEdit.
 if [ "${1:-}" = "--bench-tools" ]; then
-    if ! package_installed jedit; then
-        if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-            say "installing jedit (a workload of benchmarks/bench_recorder.py)"
-            export DEBIAN_FRONTEND=noninteractive
-            apt-get update -q >/dev/null   # step 1 updates the lists only when it installs something
-            apt-get install -y -q --no-install-recommends jedit >/dev/null
-        else
-            say "jedit is missing (a workload of benchmarks/bench_recorder.py): sudo apt-get install jedit"
-            exit 1
-        fi
-    fi
+    package_installed jedit || install_optional jedit "a workload of benchmarks/bench_recorder.py"
     say "bench tools: jedit $(dpkg-query -W -f='${Version}' jedit)"
 fi

@@ -60,6 +60,8 @@ def test_a_chunks_stored_words_come_back_as_the_writer_compressed_them():
     assert codec_share.stored_words(WORDS.astype("<u4").tobytes(), layout.CODEC_NONE, 7).tolist() == WORDS.tolist()
     with pytest.raises(TraceError, match="not whole words"):
         codec_share.stored_words(b"\0\0\0\0\0", layout.CODEC_NONE, 2)
+    with pytest.raises(TraceError, match="does not decompress"):
+        codec_share.stored_words(payload[:6] + b"\xff" * 12, layout.CODEC_ZSTD, len(WORDS))
     with pytest.raises(TraceError, match="codec 1"):
         codec_share.stored_words(b"", layout.CODEC_ZLIB, 0)
 
@@ -76,3 +78,16 @@ def test_tenths_cover_every_chunk_once_in_order():
 def test_a_missing_trace_is_a_message_and_exit_status_2(tmp_path, capsys):
     assert codec_share.main([str(tmp_path / "absent")]) == 2
     assert "codec_share:" in capsys.readouterr().err
+
+
+def test_a_damaged_chunk_is_a_message_and_exit_status_2(record, jdk, capsys):
+    run = record("hello", jdk, level="method")
+    assert run.exit_code == 0, run.describe()
+    assert codec_share.main([str(run.trace_dir), "--levels", "1"]) == 0
+    assert "as stored" in capsys.readouterr().out
+    stream = sorted((run.trace_dir / "events").glob("T*.jbt"))[0]
+    data = bytearray(stream.read_bytes())
+    data[layout.STREAM_HEADER_SIZE + layout.CHUNK_HEADER_SIZE + 1] ^= 0xFF   # the first payload's second byte
+    stream.write_bytes(bytes(data))
+    assert codec_share.main([str(run.trace_dir)]) == 2
+    assert "CRC mismatch" in capsys.readouterr().err
