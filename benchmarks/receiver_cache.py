@@ -1,4 +1,4 @@
-"""How often an instance method's entry probe takes its slow path, under three caches of receiver classes.
+"""How often an instance method's entry probe takes its slow path, under four caches of receiver classes.
 
     PYTHONPATH=. .venv/bin/python benchmarks/receiver_cache.py TRACE [TRACE ...]
 
@@ -12,7 +12,9 @@ on any trace, without timing anything:
 - ``thread``: the class the thread last looked up on the slow path alone (the agent until
   2026-12-01);
 - ``usual``: each method's usual class (the first its slow path met, set once: Tracer.USUAL,
-  constants in C2's code), then the thread's last class (the agent since 2026-12-01);
+  constants in C2's code), then the thread's last class (the agent of 2026-12-01);
+- ``two usual``: each method's first two classes its slow path met, then the thread's last class
+  (the agent since 2026-12-02);
 - ``method``: each method's last class looked up on the slow path (a table by method id). Built
   and measured twice, on 2026-11-27 (256 slots) and 2026-12-01 (one slot per method id): it took
   two thirds of the slow paths away but added a load from a 2 MB table to every fast path, and
@@ -37,10 +39,11 @@ from jbgui.model.tracedir import TraceDir, iter_stream
 
 
 @numba.njit(cache=True)
-def _count(words, state, last_of_method, usual):
+def _count(words, state, last_of_method, usual, pair):
     """Adds to state = [receivers, thread misses, usual-then-thread misses, method misses, the
     thread's last class alone, method of a start whose receiver word is in the next batch (-1:
-    none), the thread's last class behind the usual ones]."""
+    none), the thread's last class behind the usual ones, two-usual-then-thread misses, the
+    thread's last class behind the two usual ones]."""
     n = words.shape[0]
     pending = state[5]
     for i in range(n):
@@ -62,33 +65,44 @@ def _count(words, state, last_of_method, usual):
                 if c != last_of_method[m]:
                     state[3] += 1
                     last_of_method[m] = c
+                if c != pair[m, 0] and c != pair[m, 1] and c != state[8]:
+                    state[7] += 1
+                    state[8] = c
+                    if pair[m, 0] < 0:
+                        pair[m, 0] = c
+                    elif pair[m, 1] < 0:
+                        pair[m, 1] = c
         if (w >> layout.TYPE_SHIFT) == layout.TYPE_METHOD_START and (w & layout.START_RECEIVER_OWN) == 0:
             pending = (w >> layout.METHOD_SHIFT) & layout.MAX_METHOD_ID
     state[5] = pending
 
 
+COUNTS = [0, 1, 2, 3, 7]   # receivers, then the slow paths of: thread, usual, method, two usual
+
+
 def _fresh():
-    return (np.array([0, 0, 0, 0, -1, -1, -1], dtype=np.int64),
-            np.full(layout.MAX_METHOD_ID + 1, -1, dtype=np.int64), np.full(layout.MAX_METHOD_ID + 1, -1, dtype=np.int64))
+    slots = layout.MAX_METHOD_ID + 1
+    return (np.array([0, 0, 0, 0, -1, -1, -1, 0, -1], dtype=np.int64), np.full(slots, -1, dtype=np.int64),
+            np.full(slots, -1, dtype=np.int64), np.full((slots, 2), -1, dtype=np.int64))
 
 
-def count_words(words: np.ndarray) -> tuple[int, int, int, int]:
-    """(receivers, slow paths of the thread, usual and method caches) of one thread's words."""
-    state, last_of_method, usual = _fresh()
-    _count(words, state, last_of_method, usual)
-    return tuple(int(x) for x in state[:4])
+def count_words(words: np.ndarray) -> tuple[int, int, int, int, int]:
+    """(receivers, slow paths of the thread, usual, method and two-usual caches) of one thread's words."""
+    state, last_of_method, usual, pair = _fresh()
+    _count(words, state, last_of_method, usual, pair)
+    return tuple(int(state[k]) for k in COUNTS)
 
 
-def measure(trace: Path) -> tuple[int, int, int, int]:
+def measure(trace: Path) -> tuple[int, int, int, int, int]:
     t = TraceDir(trace)
-    total = np.zeros(4, dtype=np.int64)
+    total = np.zeros(len(COUNTS), dtype=np.int64)
     for index in t.stream_indices():
-        state, last_of_method, usual = _fresh()
+        state, last_of_method, usual, pair = _fresh()
         for _first, words, _flags, problem in iter_stream(t.stream_path(index)):
             if problem:
                 print(f"  {trace}: thread {index}: {problem}", file=sys.stderr)
-            _count(words, state, last_of_method, usual)
-        total += state[:4]
+            _count(words, state, last_of_method, usual, pair)
+        total += state[COUNTS]
     return tuple(int(x) for x in total)
 
 
@@ -98,7 +112,7 @@ def main(argv: list[str]) -> int:
         return 2
     for trace in argv:
         try:
-            receivers, thread, usual, method = measure(Path(trace))
+            receivers, thread, usual, method, two = measure(Path(trace))
         except TraceError as error:
             print(f"receiver_cache: {error}", file=sys.stderr)
             return 2
@@ -106,7 +120,8 @@ def main(argv: list[str]) -> int:
         print(f"{trace}: {receivers:,} receivers not of their method's own class; slow paths: "
               f"thread's last class {thread:,} ({share(thread):.2%}), "
               f"method's usual class then thread's last {usual:,} ({share(usual):.2%}), "
-              f"method's last class {method:,} ({share(method):.2%})")
+              f"method's last class {method:,} ({share(method):.2%}), "
+              f"method's two usual classes then thread's last {two:,} ({share(two):.2%})")
     return 0
 
 

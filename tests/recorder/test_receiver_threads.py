@@ -1,14 +1,13 @@
-"""Receivers on two threads at once, of two classes, in the same inherited methods.
+"""Receivers on three threads at once, of three classes, in the same inherited methods.
 
 An entry probe writes a receiver that is not of its method's own class from a cache, or looks it
-up on the slow path: first the method's usual class (Tracer.USUAL, one slot per method that every
-thread reads, set once by whichever thread's slow path comes first), then the class its thread
+up on the slow path: first the method's two usual classes (Tracer.USUAL, one slot per method that
+every thread reads, set by whichever threads' slow paths come first), then the class its thread
 last looked up. tests/programs/receiver_threads has thread "ta" call the inherited Base.v and
-Base.w (a leaf) on an A and thread "tb" on a B, 100,000 times each, at the same time: one of the
-two classes becomes the methods' usual one, and the other thread's receivers never match it.
-Every start must carry its own thread's class, none the other's and none the own-class mark (a
-Base is never a receiver).
-"""
+Base.w (a leaf) on an A, thread "tb" on a B and "tc" on a C, 100,000 times each, at the same
+time: two of the classes become the methods' usual ones, and the third thread's receivers never
+match them. Every start must carry its own thread's class, none another's and none the own-class
+mark (a Base is never a receiver)."""
 
 from __future__ import annotations
 
@@ -28,7 +27,7 @@ CALLS = 100_000
 def run(record, default_jdk):
     r = record("receiver_threads", default_jdk)
     assert r.exit_code == 0, r.describe()
-    assert r.stdout.strip() == "10000300000"
+    assert r.stdout.strip() == "15000450000"
     return r
 
 
@@ -54,6 +53,6 @@ def receivers(run, thread: str, cls: str, name: str) -> Counter:
 
 
 @pytest.mark.parametrize("name", ["v", "w"])
-@pytest.mark.parametrize("thread, cls", [("ta", "Main$A"), ("tb", "Main$B")])
+@pytest.mark.parametrize("thread, cls", [("ta", "Main$A"), ("tb", "Main$B"), ("tc", "Main$C")])
 def test_every_start_names_its_own_threads_receiver(run, thread, cls, name):
     assert receivers(run, thread, "Main$Base", name) == {cls: CALLS}

@@ -1,9 +1,9 @@
 /**
- * Two threads call the same inherited methods, Base.v (which calls) and Base.w (a leaf), each on
- * receivers of its own subclass, at the same time: thread "ta" on an A, thread "tb" on a B. The
- * entry probes' table of each method's usual receiver class is shared by the threads; every start
- * must still carry its own receiver's class (tests/recorder/test_receiver_threads.py). Prints the
- * sum of the counters.
+ * Three threads call the same inherited methods, Base.v (which calls) and Base.w (a leaf), each on
+ * receivers of its own subclass, at the same time: thread "ta" on an A, "tb" on a B, "tc" on a C.
+ * The entry probes' table of each method's usual receiver classes (two) is shared by the threads,
+ * so one thread's class is in neither slot; every start must still carry its own receiver's class
+ * (tests/recorder/test_receiver_threads.py). Prints the sum of the counters.
  */
 public class Main {
     static class Base {
@@ -24,6 +24,9 @@ public class Main {
     static final class B extends Base {
     }
 
+    static final class C extends Base {
+    }
+
     static final int CALLS = 100_000;
 
     static Thread caller(String name, Base receiver, long[] sums, int slot) {
@@ -37,13 +40,16 @@ public class Main {
     }
 
     public static void main(String[] args) throws InterruptedException {
-        long[] sums = new long[2];
+        long[] sums = new long[3];
         Thread a = caller("ta", new A(), sums, 0);
         Thread b = caller("tb", new B(), sums, 1);
+        Thread c = caller("tc", new C(), sums, 2);
         a.start();
         b.start();
+        c.start();
         a.join();
         b.join();
-        System.out.println(sums[0] + sums[1]);
+        c.join();
+        System.out.println(sums[0] + sums[1] + sums[2]);
     }
 }

@@ -97,11 +97,19 @@ public final class Tracer {
                 return t;
             }
             Usual u = usual(event);
-            if (u != null && c == u.type) {
-                ThreadObjects.store(b, p, event);
-                ThreadObjects.store(b, p + 1, u.word);
-                t.pos = p + 2;
-                return t;
+            if (u != null) {
+                if (c == u.type) {
+                    ThreadObjects.store(b, p, event);
+                    ThreadObjects.store(b, p + 1, u.word);
+                    t.pos = p + 2;
+                    return t;
+                }
+                if (c == u.second) {
+                    ThreadObjects.store(b, p, event);
+                    ThreadObjects.store(b, p + 1, u.secondWord);
+                    t.pos = p + 2;
+                    return t;
+                }
             }
             if (c == t.lastClass) {
                 ThreadObjects.store(b, p, event);
@@ -147,12 +155,21 @@ public final class Tracer {
                 return;
             }
             Usual u = usual(event);
-            if (u != null && c == u.type) {
-                ThreadObjects.store(b, p, event);
-                ThreadObjects.store(b, p + 1, u.word);
-                ThreadObjects.store(b, p + 2, endOfLeaf(event));
-                t.pos = p + 3;
-                return;
+            if (u != null) {
+                if (c == u.type) {
+                    ThreadObjects.store(b, p, event);
+                    ThreadObjects.store(b, p + 1, u.word);
+                    ThreadObjects.store(b, p + 2, endOfLeaf(event));
+                    t.pos = p + 3;
+                    return;
+                }
+                if (c == u.second) {
+                    ThreadObjects.store(b, p, event);
+                    ThreadObjects.store(b, p + 1, u.secondWord);
+                    ThreadObjects.store(b, p + 2, endOfLeaf(event));
+                    t.pos = p + 3;
+                    return;
+                }
             }
             if (c == t.lastClass) {
                 ThreadObjects.store(b, p, event);
@@ -218,32 +235,45 @@ public final class Tracer {
         }
     }
 
-    // Each instance method's usual receiver class, by method id, in pages like OWNERS: the first
-    // receiver not of the method's own class that reached the slow path (of a class that lives as
-    // long as the JVM: the table holds it strongly), with its receiver word. Set once, so C2 folds
-    // a method's slot, page and fields (all @Stable) into constants where the probe is inlined:
-    // the fast path compares the receiver's class with a constant and stores a constant word, no
-    // load. It comes before the thread's last class, which still catches what it misses. Counted
-    // on a level=method javac trace (benchmarks/receiver_cache.py): of 178.9 M receivers not of
-    // their method's own class, 24.1% missed the thread's last class alone and reached the slow
-    // path (ThreadTrace.startInstance, 4% of the run's CPU samples), 12.5% miss both.
-    // Two threads may set a slot at once: each Usual is one immutable object, so whichever a
-    // compiled probe folded and whichever later readers see, its class goes with its word.
+    // Each instance method's usual receiver classes, by method id, in pages like OWNERS: the first
+    // two receivers not of the method's own class that reached the slow path (of classes that live
+    // as long as the JVM: the table holds them strongly), with their receiver words. Set once
+    // each, so C2 folds a method's slot, page and fields (all @Stable) into constants where the
+    // probe is inlined: the fast path compares the receiver's class with constants and stores a
+    // constant word, no load. They come before the thread's last class, which still catches what
+    // they miss. Counted on a level=method javac trace (benchmarks/receiver_cache.py): of 142.0 M
+    // receivers not of their method's own class, 15.4% missed the first usual class and the
+    // thread's last and reached the slow path (ThreadTrace.startInstance with its class lookup,
+    // 7% of the program thread's JFR samples), 7.7% miss the two usual classes and the thread's
+    // last. Two threads may set a slot at once: each Usual is one immutable object, so whichever
+    // a compiled probe folded and whichever later readers see, its classes go with their words.
 
-    /** A method's usual receiver class and its word (EventLayout.EXT_RECEIVER with its class id). */
+    /**
+     * A method's usual receiver classes, the first and the second, each with its word
+     * (EventLayout.EXT_RECEIVER with its class id); {@code second} null until the slow path meets
+     * another lasting class in the method. {@code settled}: nothing more will be set.
+     */
     static final class Usual {
         @Stable
         final Class<?> type;
         @Stable
         final int word;
+        @Stable
+        final Class<?> second;
+        @Stable
+        final int secondWord;
+        final boolean settled;
 
-        Usual(Class<?> type, int word) {
+        Usual(Class<?> type, int word, Class<?> second, int secondWord, boolean settled) {
             this.type = type;
             this.word = word;
+            this.second = second;
+            this.secondWord = secondWord;
+            this.settled = settled;
         }
     }
 
-    private static final Usual NO_USUAL = new Usual(null, 0);
+    private static final Usual NO_USUAL = new Usual(null, 0, null, 0, true);
     @Stable
     private static final Usual[][] USUAL = new Usual[(EventLayout.MAX_METHOD_ID >>> OWNER_PAGE_BITS) + 1][];
 
@@ -263,22 +293,31 @@ public final class Tracer {
     static void receiverSeen(ThreadTrace t, int event, Class<?> c, int word) {
         int m = (event >>> EventLayout.METHOD_SHIFT) & EventLayout.MAX_METHOD_ID;
         Usual[] page = USUAL[m >>> OWNER_PAGE_BITS];
-        if (page != null && page[m & OWNER_PAGE_MASK] != null) {
+        Usual known = page == null ? null : page[m & OWNER_PAGE_MASK];
+        if (known != null && (known.settled || known.type == c)) {
             return;
         }
         t.guard++;
         try {
-            // A method whose first such receiver may be unloaded gets no usual class (a slot
-            // that matches no class), rather than asking every later slow path again.
-            Usual u = ClassRegistry.lasting(c) ? new Usual(c, word) : NO_USUAL;
+            // A class that may be unloaded is never one (the table holds it strongly): a method
+            // whose first such receiver is one gets no usual class (a slot that matches no
+            // class), one whose second is one keeps its first alone, rather than asking every
+            // later slow path again.
+            boolean lasting = ClassRegistry.lasting(c);
             synchronized (USUAL) {
                 page = USUAL[m >>> OWNER_PAGE_BITS];
                 if (page == null) {
                     page = new Usual[1 << OWNER_PAGE_BITS];
                     USUAL[m >>> OWNER_PAGE_BITS] = page;
                 }
-                if (page[m & OWNER_PAGE_MASK] == null) {
-                    page[m & OWNER_PAGE_MASK] = u;
+                Usual u = page[m & OWNER_PAGE_MASK];
+                if (u == null) {
+                    page[m & OWNER_PAGE_MASK] = lasting ? new Usual(c, word, null, 0, false) : NO_USUAL;
+                } else if (!u.settled && u.type != c) {
+                    // The slot changes once more: code compiled with the first object folded
+                    // keeps it (a class with its word either way), later compilations fold this.
+                    page[m & OWNER_PAGE_MASK] = lasting ? new Usual(u.type, u.word, c, word, true)
+                            : new Usual(u.type, u.word, null, 0, true);
                 }
             }
         } finally {
