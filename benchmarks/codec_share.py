@@ -2,11 +2,11 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/codec_share.py TRACE [--levels 1,-1,-4] [--tenths]
 
-The agent's writer compresses each chunk of stored words on its own with zstd at level 1
-(jbgui.zstd.ZstdCodec); at level=method on javac that is most of the writer's CPU. This script
-reads every chunk's stored words back (the payload as the writer compressed it, before any reader
-expands it), compresses them again, one chunk at a time as the writer does, and prints per zstd
-level and per shape of the words:
+The agent's writer compresses each chunk of stored words on its own with zstd at level -1
+(jbgui.zstd.ZstdCodec.LEVEL; level 1 until 2026-12-02); at level=method on javac that is most of
+the writer's CPU. This script reads every chunk's stored words back (the payload as the writer
+compressed it, before any reader expands it), compresses them again, one chunk at a time as the
+writer does, and prints per zstd level and per shape of the words:
 
 - ``as stored``: the words as they are;
 - ``no ends``: without the method-end words (what a format that implied every end would hand zstd);

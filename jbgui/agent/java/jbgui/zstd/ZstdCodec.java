@@ -9,7 +9,7 @@ import jbgui.output.ChunkCodec;
 import jbgui.runtime.EventLayout;
 
 /**
- * zstd (level 1) for chunk payloads, from Debian's zstd-jni (libzstd-jni-java, libzstd-jni1).
+ * zstd (level {@value #LEVEL}) for chunk payloads, from Debian's zstd-jni (libzstd-jni-java, libzstd-jni1).
  * It and zstd-jni live in a module of their own, loaded by jbgui.agent.CodecModule, not on the
  * boot class path: zstd-jni's classes there would be the ones a program that bundles its own
  * zstd-jni gets, and a native library belongs to one class loader. The writer reaches it through
@@ -20,10 +20,19 @@ public final class ZstdCodec implements ChunkCodec {
     private static final String[] LIBRARY_DIRS = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
             "/usr/lib/jni", "/usr/lib64", "/usr/lib"};
 
+    /**
+     * zstd's first fast level below 1. Measured with benchmarks/codec_share.py on javac's chunks
+     * (Python's libzstd, one core, 2026-12-02): at the default level 1.34x level 1's speed for
+     * 1.14x its bytes (0.104 bytes a stored word against 0.091), at level=method 1.24x for 1.11x
+     * (0.090 against 0.081); level -3 was little faster for 1.2x the bytes. The writer shares the
+     * program's two cores with the JIT, so its CPU is the program's.
+     */
+    static final int LEVEL = -1;
+
     private final ZstdCompressCtx ctx = new ZstdCompressCtx();
 
     private ZstdCodec() {
-        ctx.setLevel(1);
+        ctx.setLevel(LEVEL);
         ctx.setChecksum(false);
         ctx.setContentSize(true);
     }
