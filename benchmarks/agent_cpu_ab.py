@@ -44,16 +44,18 @@ def start(java: Path, agent: Path, options: str, args: list[str], cwd: Path) -> 
     cwd.mkdir(parents=True)
     trace = cwd / "trace"
     agent_arg = f"-javaagent:{agent}=out={trace}" + (f",{options}" if options else "")
-    return subprocess.Popen([str(java), agent_arg, *args], cwd=cwd, env=clean_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # stderr to a file, not a pipe: a JVM blocked on a full pipe while the other is waited for
+    # would change what the pair measures.
+    with open(cwd / "stderr", "wb") as err:
+        return subprocess.Popen([str(java), agent_arg, *args], cwd=cwd, env=clean_env(),
+                                stdout=subprocess.DEVNULL, stderr=err)
 
 
-def cpu_of(proc: subprocess.Popen) -> tuple[float, int, bytes]:
+def cpu_of(proc: subprocess.Popen, cwd: Path) -> tuple[float, int, str]:
     """Waits for the process; its CPU seconds (user + system, itself and its children), exit status, stderr."""
-    err = proc.stderr.read() if proc.stderr else b""
     _pid, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_utime + usage.ru_stime, proc.returncode, err
+    return usage.ru_utime + usage.ru_stime, proc.returncode, (cwd / "stderr").read_text(errors="replace")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,11 +89,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"A: {a_agent} [{args.options}]\nB: {b_agent} [{b_options}]\njavac: {workload.setup_note}", flush=True)
         ratios: list[float] = []
         for i in range(args.runs + 1):
-            pa = start(java, a_agent, args.options, workload.java_args, work / f"a-{i}")
-            pb = start(java, b_agent, b_options, workload.java_args, work / f"b-{i}")
-            (ca, ra, ea), (cb, rb, eb) = cpu_of(pa), cpu_of(pb)
+            da, db = work / f"a-{i}", work / f"b-{i}"
+            pa = start(java, a_agent, args.options, workload.java_args, da)
+            pb = start(java, b_agent, b_options, workload.java_args, db)
+            (ca, ra, ea), (cb, rb, eb) = cpu_of(pa, da), cpu_of(pb, db)
             if ra != 0 or rb != 0:
-                print(f"agent_cpu_ab: run {i}: exit status A {ra}, B {rb}\n{(ea or eb).decode(errors='replace')[-600:]}",
+                print(f"agent_cpu_ab: run {i}: exit status A {ra}, B {rb}\n{(ea if ra != 0 else eb)[-600:]}",
                       file=sys.stderr)
                 return 1
             for side in ("a", "b"):

@@ -53,6 +53,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -396,11 +397,15 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def run_ratios(s: Samples, label: str, base: str = "untraced") -> list[float]:
+    """Each run's time over that of the ``base`` run next to it."""
+    return [t / u for t, u in zip(s.seconds.get(label, []), s.seconds.get(base, [])) if u > 0]
+
+
 def ratio(s: Samples, label: str, base: str = "untraced") -> float:
     """The median of the per-pair ratios: each run is compared with the untraced run next to it,
     which cancels most of the load other processes put on a shared machine."""
-    pairs = zip(s.seconds.get(label, []), s.seconds.get(base, []))
-    return median([t / u for t, u in pairs if u > 0])
+    return median(run_ratios(s, label, base))
 
 
 def verdict(ok: bool) -> str:
@@ -411,9 +416,7 @@ def spread(s: Samples, label: str, target: float, base: str = "untraced") -> str
     """The per-run ratios' range and a bootstrap 90% interval of their median (resampled with a fixed
     seed), and whether the target lies inside it: on a shared machine one benchmark run's median
     moves by several percent, so a verdict near the target says little alone."""
-    import random
-
-    ratios = [t / u for t, u in zip(s.seconds.get(label, []), s.seconds.get(base, [])) if u > 0]
+    ratios = run_ratios(s, label, base)
     if len(ratios) < 2:
         return ""
     rng = random.Random(0)
@@ -467,6 +470,9 @@ def report(results: dict[str, Samples], runs: int, cold: bool = False) -> None:
     def line(text: str, value: float, ok: bool, note: str = "") -> None:
         print(f"  {text}: {value:.3f} -> {'not judged (--cold)' if cold else verdict(ok)}{note}")
 
+    def slowdown(text: str, s: Samples, label: str, target: float) -> None:
+        line(f"{text} <= {target}x", ratio(s, label), ratio(s, label) <= target, spread(s, label, target))
+
     if "hello" in results:
         h = results["hello"]
         if "traced" in h.seconds:   # not run when only other variants were asked for
@@ -477,11 +483,9 @@ def report(results: dict[str, Samples], runs: int, cold: bool = False) -> None:
     if "javac" in results:
         j = results["javac"]
         if "traced" in j.seconds:
-            line(f"javac on java/util <= {TARGET_JAVAC_SLOWDOWN}x", ratio(j, "traced"),
-                 ratio(j, "traced") <= TARGET_JAVAC_SLOWDOWN, spread(j, "traced", TARGET_JAVAC_SLOWDOWN))
+            slowdown("javac on java/util", j, "traced", TARGET_JAVAC_SLOWDOWN)
         if "method" in j.seconds:
-            line(f"javac level=method <= {TARGET_METHOD_LEVEL_SLOWDOWN}x", ratio(j, "method"),
-                 ratio(j, "method") <= TARGET_METHOD_LEVEL_SLOWDOWN, spread(j, "method", TARGET_METHOD_LEVEL_SLOWDOWN))
+            slowdown("javac level=method", j, "method", TARGET_METHOD_LEVEL_SLOWDOWN)
         events = median(j.events.get("traced", []))
         if events and j.event_bytes.get("traced"):
             per = median(j.event_bytes["traced"]) / events
@@ -498,17 +502,11 @@ def report(results: dict[str, Samples], runs: int, cold: bool = False) -> None:
             print(f"  {name}: traced (this build) / baseline agent = {ratio(s, 'traced', 'baseline'):.3f} "
                   f"(median of the per-run ratios)")
     if "kernel" in results:
-        k = results["kernel"]
-        line(f"compute kernel <= {TARGET_KERNEL_SLOWDOWN}x", ratio(k, "traced"), ratio(k, "traced") <= TARGET_KERNEL_SLOWDOWN,
-             spread(k, "traced", TARGET_KERNEL_SLOWDOWN))
+        slowdown("compute kernel", results["kernel"], "traced", TARGET_KERNEL_SLOWDOWN)
     if "ant" in results:
-        a = results["ant"]
-        line(f"ant, small project <= {TARGET_ANT_SLOWDOWN}x", ratio(a, "traced"), ratio(a, "traced") <= TARGET_ANT_SLOWDOWN,
-             spread(a, "traced", TARGET_ANT_SLOWDOWN))
+        slowdown("ant, small project", results["ant"], "traced", TARGET_ANT_SLOWDOWN)
     if "jedit" in results:
-        e = results["jedit"]
-        line(f"jEdit start-up <= {TARGET_JEDIT_SLOWDOWN}x", ratio(e, "traced"), ratio(e, "traced") <= TARGET_JEDIT_SLOWDOWN,
-             spread(e, "traced", TARGET_JEDIT_SLOWDOWN))
+        slowdown("jEdit start-up", results["jedit"], "traced", TARGET_JEDIT_SLOWDOWN)
     for name, s in results.items():
         if "jacoco" in s.seconds:
             print(f"  {name}: traced / JaCoCo = {ratio(s, 'traced', 'jacoco'):.2f} (JaCoCo {ratio(s, 'jacoco'):.2f}x untraced)")
