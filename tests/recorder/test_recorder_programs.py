@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import zstandard
 
 from jbgui.model import layout
 
@@ -111,6 +112,27 @@ def test_chunks_are_zstd_on_every_jdk_without_a_warning(jdk, program_runs, facts
     assert "WARNING" not in traced.stderr, traced.describe()
     assert traced.stderr == untraced.stderr
     assert "zlib" not in (traced.trace_dir / "agent.log").read_text()
+
+
+def test_a_small_trace_is_compressed_harder_than_a_full_buffer(jdk, program_runs, facts):
+    """A chunk of at most 64 KiB of words (a thread's last, or a flush; never a full buffer) is
+    written at zstd level 3, not the full buffers' -1 (jbgui.zstd.ZstdCodec.SMALL_LEVEL): hello
+    world's trace is nearly all such chunks, and level -1 made it 1.37 bytes an event against
+    1.06. Each payload must be as small as level 3 makes it here (within zstd-jni's and Python's
+    builds of the same library) and smaller, in all, than level -1's."""
+    _, traced = program_runs("hello", jdk)
+    trace = facts(traced.trace_dir)
+    written = fast = hard = 0
+    for thread in trace.thread_indices:
+        for codec, _filt, count, payload in trace.raw_chunks(thread):
+            assert codec == layout.CODEC_ZSTD
+            words = zstandard.ZstdDecompressor().decompress(payload, max_output_size=20 * count + 64)
+            assert len(words) <= 64 << 10
+            written += len(payload)
+            fast += len(zstandard.ZstdCompressor(level=-1).compress(words))
+            hard += len(zstandard.ZstdCompressor(level=3).compress(words))
+    assert written <= 1.03 * hard, (written, hard, fast)
+    assert written < 0.9 * fast, (written, hard, fast)
 
 
 def test_a_thread_the_jvm_attaches_records_only_once_its_object_is_whole(jdk, program_runs, facts):
