@@ -45,6 +45,12 @@ or MISSED, and the README's performance table. It asserts nothing: numbers are f
     python benchmarks/bench_recorder.py --cold --workload javac --variant traced --baseline-agent OLD --no-check
                                    # every recording run from an empty instrumentation cache, as a
                                    # user's first run: what instrumenting and describing cost
+    python benchmarks/bench_recorder.py --workload hello --workload kernel --variant traced --variant javaagent
+                                   # the agent loaded with -javaagent beside -agentlib:instrument=
+                                   # (how jbtrace record loads it from the class path)
+
+Agents are loaded as ``jbtrace record`` loads ours (jbgui.launch.command.agent_flag): a class-path
+launch through ``-agentlib:instrument=``, a modular one (javac's ``-m``) through ``-javaagent``.
 """
 
 from __future__ import annotations
@@ -69,6 +75,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))  # jedit_startup, thread_cpu
 
 from jbgui.agent.build import AgentBuildError, ensure_agent, find_java_home  # noqa: E402
+from jbgui.launch.command import agent_flag  # noqa: E402
 
 JAVAC_FLAGS = ["-implicit:none", "-proc:none", "-XDignore.symbol.file", "-nowarn"]
 HELLO = 'public class Hello { public static void main(String[] a) { System.out.println("Hello, world!"); } }\n'
@@ -143,6 +150,9 @@ class Variant:
     jvm: tuple[str, ...] = ()
     #: Another agent jar than the one built from this checkout (--baseline-agent).
     agent: Path | None = None
+    #: Loaded with -javaagent whatever the launch (as before 2026-12-03), with a class cache of its
+    #: own: its JVM loads other classes before the agent, so its preloaded layout is another.
+    javaagent: bool = False
 
 
 @dataclass
@@ -305,13 +315,23 @@ def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None
         workload.prepare(cwd)
     args = list(workload.java_args)
     trace = cwd / "trace"
+    # Agents are loaded as jbtrace record loads ours (jbgui.launch.command.agent_flag): from the
+    # class path through -agentlib:instrument=, which keeps CDS's module graph, else -javaagent.
+    # JaCoCo too, so that traced/JaCoCo compares the instrumentation, not how it was attached.
+    env = {**clean_env(), **(workload.env or {})}
     if variant.jacoco:
-        args = [f"-javaagent:{jacoco}=destfile={cwd / 'jacoco.exec'},excludes=org.jacoco.*:org.objectweb.*", *args]
+        jacoco_options = f"destfile={cwd / 'jacoco.exec'},excludes=org.jacoco.*:org.objectweb.*"
+        args = [agent_flag("java", jacoco, jacoco_options, [str(java), *args], env), *args]
     elif variant.agent_options is not None:
         options = f"out={trace}" + (f",{variant.agent_options}" if variant.agent_options else "")
+        if variant.javaagent and cache_dir is None:
+            cache_dir = work / "javaagent-cache"
         if cache_dir is not None:
             options += f",cache={cache_dir}"
-        args = [*variant.jvm, f"-javaagent:{variant.agent or agent}={options}", *args]
+        jar = variant.agent or agent
+        flag = f"-javaagent:{jar}={options}" if variant.javaagent \
+            else agent_flag("java", jar, options, [str(java), *variant.jvm, *args], env)
+        args = [*variant.jvm, flag, *args]
     seconds, result, cpu = timed_run(java, args, cwd, workload.env, threads)
     samples.seconds.setdefault(variant.label, []).append(seconds)
     if cpu is not None:
@@ -501,6 +521,10 @@ def report(results: dict[str, Samples], runs: int, cold: bool = False) -> None:
         if "baseline" in s.seconds:
             print(f"  {name}: traced (this build) / baseline agent = {ratio(s, 'traced', 'baseline'):.3f} "
                   f"(median of the per-run ratios)")
+        if "javaagent" in s.seconds and "traced" in s.seconds:
+            per_run = run_ratios(s, "traced", "javaagent")
+            print(f"  {name}: traced (as jbtrace record loads the agent) / loaded with -javaagent = "
+                  f"{ratio(s, 'traced', 'javaagent'):.3f} (per run {min(per_run):.3f}-{max(per_run):.3f})")
     if "kernel" in results:
         slowdown("compute kernel", results["kernel"], "traced", TARGET_KERNEL_SLOWDOWN)
     if "ant" in results:
@@ -542,7 +566,7 @@ def report(results: dict[str, Samples], runs: int, cold: bool = False) -> None:
 
 WORKLOADS = ["hello", "kernel", "ant", "javac", "jedit"]
 VARIANT_LABELS = ["traced", "method", "blocking-off", "zlib", "jacoco", "elide-off", "loops-off", "discard",
-                  "method-discard"]
+                  "method-discard", "javaagent"]
 
 
 def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
@@ -565,6 +589,10 @@ def variants_of(name: str, jacoco: Path | None, baseline: Path | None = None,
         v.append(Variant("discard", "", jvm=("-Djbgui.discard=true",)))
     if only and "method-discard" in only:
         v.append(Variant("method-discard", "level=method", jvm=("-Djbgui.discard=true",)))
+    if only and "javaagent" in only:
+        # the agent loaded with -javaagent, as before: traced / javaagent is what loading the JPLIS
+        # library directly (-agentlib:instrument=, jbgui.launch.command) saves a class-path launch
+        v.append(Variant("javaagent", "", javaagent=True))
     if jacoco and name != "hello":
         # the reference cost of instrumentation without a trace (a hello world would time its start-up)
         v.append(Variant("jacoco", None, jacoco=True))

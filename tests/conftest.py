@@ -6,7 +6,8 @@ Every JDK found is a fixture parameter (``jdk``), so each recorder test runs onc
 
 Test programs live in ``tests/programs/<name>/`` (Java sources, class ``Main`` in the default
 package). ``compile_program`` compiles one with a given JDK's ``javac`` once per session.
-``record`` runs a compiled program with the agent, straight through ``java -javaagent:…``;
+``record`` runs a compiled program with the agent, straight through ``java``, loading it as
+``jbtrace record`` does (``-agentlib:instrument=…`` from the class path);
 ``run_untraced`` runs it without. Both return a :class:`JavaRun`.
 """
 
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import pytest
+
+from jbgui.launch.command import agent_flag
 
 TESTS_DIR = Path(__file__).resolve().parent
 PROGRAMS_DIR = TESTS_DIR / "programs"
@@ -208,8 +211,12 @@ class JavaRun:
         return f"command: {' '.join(self.command)}\nexit code: {self.exit_code}\nstderr (tail):\n{tail}"
 
 
-def agent_argument(agent_jar: Path, out: Path, options: Mapping[str, object]) -> str:
-    """``-javaagent:<jar>=out=<dir>,key=value,…``; a value of True/False becomes on/off."""
+def agent_argument(agent_jar: Path, out: Path, options: Mapping[str, object],
+                   java_args: Sequence[str] | None = None) -> str:
+    """The agent's word for a ``java`` command of ``java_args`` (after ``java``), as ``jbtrace
+    record`` loads it (jbgui.launch.command.agent_flag: ``-agentlib:instrument=<jar>=…`` from the
+    class path, else ``-javaagent:<jar>=…``; without ``java_args``, ``-javaagent``), with options
+    ``out=<dir>,key=value,…``; a value of True/False becomes on/off."""
     parts = [f"out={out}"]
     for key, value in options.items():
         if value is True:
@@ -217,7 +224,8 @@ def agent_argument(agent_jar: Path, out: Path, options: Mapping[str, object]) ->
         elif value is False:
             value = "off"
         parts.append(f"{key}={value}")
-    return f"-javaagent:{agent_jar}=" + ",".join(parts)
+    argv = ["java", *java_args] if java_args is not None else None
+    return agent_flag("java", agent_jar, ",".join(parts), argv, clean_env())
 
 
 def clean_env() -> dict[str, str]:
@@ -286,7 +294,7 @@ def record_command(agent_jar) -> Callable[..., JavaRun]:
     def run(jdk: Jdk, java_args: Sequence[str], cwd: Path, /, *, jvm_args: Sequence[str] = (), out: Path | str | None = None,
             timeout: float = RUN_TIMEOUT_S, **options: object) -> JavaRun:
         out = Path(out) if out is not None else cwd / "trace"
-        agent = agent_argument(agent_jar, out, options)
+        agent = agent_argument(agent_jar, out, options, [*jvm_args, *java_args])
         return run_java(jdk, java_args, cwd=cwd, jvm_args=[agent, *jvm_args], trace_dir=out, timeout=timeout)
 
     return run
@@ -296,7 +304,8 @@ def record_command(agent_jar) -> Callable[..., JavaRun]:
 def record(compile_program, record_command, tmp_path_factory) -> Callable[..., JavaRun]:
     """``record(program, jdk, args=(), **agent_options) -> JavaRun`` with ``trace_dir`` set.
 
-    Runs ``java -javaagent:<jar>=out=<dir>,<options> -cp <classes> Main <args>`` directly. Agent
+    Runs ``java -agentlib:instrument=<jar>=out=<dir>,<options> -cp <classes> Main <args>`` directly
+    (:func:`agent_argument`). Agent
     options are passed as written (``level="method"``, ``mode=1``; True/False become on/off);
     ``out`` may be given to choose the trace directory (default: a fresh one in the run's
     working directory).
@@ -325,7 +334,7 @@ def start_program(compile_program, agent_jar, tmp_path_factory) -> Callable[...,
         classes = compile_program(program, jdk)
         cwd = tmp_path_factory.mktemp("started")
         out = Path(options.pop("out", cwd / "trace")) if traced else None
-        jvm_args = [agent_argument(agent_jar, out, options)] if traced else []
+        jvm_args = [agent_argument(agent_jar, out, options, ["-cp", str(classes), "Main"])] if traced else []
         process = subprocess.Popen(
             [jdk.java, *jvm_args, "-cp", str(classes), "Main"], cwd=cwd, env=clean_env(), text=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,

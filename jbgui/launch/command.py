@@ -4,6 +4,19 @@
 ``jar``, ``jshell``, …) run their tool inside a JVM too, and pass ``-J<flag>`` on to that JVM, so
 they take ``-J-javaagent:…``. Either way the flag goes right after ``argv[0]``: for ``java`` it must
 precede the main class, after which every word belongs to the program.
+
+A ``java`` command that runs a class or a jar from the class path gets the agent as
+``-agentlib:instrument=<jar>=<options>`` instead: the same JPLIS agent library that
+``-javaagent`` names (HotSpot turns ``-javaagent:X`` into exactly that), without the
+``jdk.module.addmods=java.instrument`` property ``-javaagent`` also sets. That property alone
+makes JDK 17 to 25 give up the CDS archive's module graph ("optimized module handling: disabled
+due to incompatible property", ``-Xlog:cds``), so the module system is built at start-up:
+49-64 ms of ``Initialize module system`` against 3 ms (``-Xlog:startuptime``, an agent whose
+premain does nothing), and 743 classes loaded before the agent to redefine instead of 671 (a
+traced hello world). An application on the class path resolves ``java.instrument`` anyway (a
+system module that exports an API is a default root of the unnamed module); one started with
+``-m`` does not, and the JVM would then abort ("processing of -javaagent failed"), so such
+launches, and those whose modules cannot be told from the command line, keep ``-javaagent``.
 """
 
 from __future__ import annotations
@@ -11,7 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Mapping
 
 from jbgui.launch.errors import COMMAND_NOT_FOUND, LaunchError
 
@@ -64,13 +77,49 @@ def classify_launcher(argv0: str) -> LauncherKind | None:
     return None
 
 
-def agent_flag(kind: LauncherKind, agent_jar: Path, agent_options: str) -> str:
-    """The one word that loads the agent: ``-javaagent:…`` or, for JDK tools, ``-J-javaagent:…``."""
+def agent_flag(kind: LauncherKind, agent_jar: Path, agent_options: str, argv: list[str] | None = None,
+               env: Mapping[str, str] | None = None) -> str:
+    """The one word that loads the agent: ``-agentlib:instrument=…`` for a ``java`` command
+    ``argv`` whose boot layer holds ``java.instrument`` (:func:`instrument_in_boot_layer`; ``env``
+    is the environment it runs in, ``os.environ`` by default), else ``-javaagent:…`` or, for JDK
+    tools, ``-J-javaagent:…``."""
     if "=" in str(agent_jar):
         # The JVM splits -javaagent at the first '=': a jar path holding one cannot be named.
         raise LaunchError(f"the agent jar's path {str(agent_jar)!r} contains '=', which -javaagent cannot carry")
+    if kind == "java" and argv is not None and instrument_in_boot_layer(argv, os.environ if env is None else env):
+        return f"-agentlib:instrument={agent_jar}={agent_options}"
     flag = f"-javaagent:{agent_jar}={agent_options}"
     return flag if kind == "java" else "-J" + flag
+
+
+# Options after which the boot layer may lack java.instrument (a main module, a limited set),
+# or whose effect the command line does not show (an @argfile).
+_MODULE_LAUNCH = ("-m", "--module", "--limit-modules")
+
+
+def instrument_in_boot_layer(argv: list[str], env: Mapping[str, str]) -> bool:
+    """Whether the ``java`` command ``argv`` certainly resolves ``java.instrument`` without
+    ``-javaagent`` asking for it: a main class or ``-jar`` from the class path, no ``-m``, no
+    ``--limit-modules``, no @argfile, not a source file (its launcher is a module's), and neither
+    in ``JDK_JAVA_OPTIONS`` nor ``JAVA_TOOL_OPTIONS``."""
+    for name in ("JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS"):
+        words = env.get(name, "").split()
+        if any(w in _MODULE_LAUNCH or w.startswith(("--module=", "--limit-modules=", "@")) for w in words):
+            return False
+    words = iter(argv[1:])
+    for word in words:
+        if word in _MODULE_LAUNCH or word.startswith(("--module=", "--limit-modules=", "@", "--source", "-XX:VMOptionsFile")):
+            return False
+        if word == "-jar":
+            return True
+        if word in _JAVA_OPTIONS_WITH_VALUE:
+            next(words, None)
+            continue
+        if word.startswith("-"):
+            continue
+        # The first word that is not an option: the main class, or a source file.
+        return not word.endswith(".java")
+    return False   # no main class: java -version and the like gain nothing
 
 
 def insert_agent(argv: list[str], flag: str) -> list[str]:
@@ -97,9 +146,11 @@ def check_command(argv: list[str]) -> LauncherKind:
     return kind
 
 
-def traced_command(argv: list[str], agent_jar: Path, agent_options: str) -> list[str]:
-    """The traced command line for a user's ``java``/JDK-tool command line (see :func:`check_command`)."""
-    return insert_agent(argv, agent_flag(check_command(argv), agent_jar, agent_options))
+def traced_command(argv: list[str], agent_jar: Path, agent_options: str,
+                   env: Mapping[str, str] | None = None) -> list[str]:
+    """The traced command line for a user's ``java``/JDK-tool command line (see :func:`check_command`)
+    that will run in ``env`` (``os.environ`` by default)."""
+    return insert_agent(argv, agent_flag(check_command(argv), agent_jar, agent_options, argv, env))
 
 
 def program_name(argv: list[str]) -> str:

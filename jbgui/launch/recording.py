@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Mapping
 
 from jbgui.launch.agent import locate_agent
 from jbgui.launch.class_cache import prune_in_background as prune_class_cache
@@ -160,10 +161,11 @@ def prepare_run(
     *,
     replace: bool = False,
     agent_jar: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> PreparedRun:
     """Check everything that can be checked before a program starts, make the trace directory
-    and build the traced command line; :class:`LaunchError` when something is wrong (and then no
-    directory of ours is left behind)."""
+    and build the traced command line for a program that runs in ``env`` (default: ours);
+    :class:`LaunchError` when something is wrong (and then no directory of ours is left behind)."""
     options = options.checked()
     pairs = agent_option_pairs(options)
     check_command(argv)
@@ -172,7 +174,7 @@ def prepare_run(
     try:
         jar = agent_jar if agent_jar is not None else locate_agent()
         config_dir = tempfile.TemporaryDirectory(prefix="jbtrace-")
-        command = traced_command(argv, jar, agent_argument_options(pairs, Path(config_dir.name)))
+        command = traced_command(argv, jar, agent_argument_options(pairs, Path(config_dir.name)), env)
     except LaunchError:
         if config_dir is not None:
             config_dir.cleanup()

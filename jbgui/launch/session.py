@@ -145,7 +145,7 @@ class RecordingSession:
             raise LaunchError(f"working directory {str(self.cwd)!r} {what}", COMMAND_NOT_FOUND)
         argv = with_java_home(self.argv, self.java_home)
         run = prepare_run(argv, options_relative_to(self.options, self.cwd), replace=self.replace,
-                          agent_jar=self.agent_jar)
+                          agent_jar=self.agent_jar, env=self.env)
         try:
             self._started_epoch_ms = int(time.time() * 1000)
             self._started = time.monotonic()

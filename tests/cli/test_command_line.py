@@ -36,17 +36,46 @@ def test_every_option_in_a_fixed_order_with_on_off_flags(tmp_path):
     )
 
 
-def test_java_takes_javaagent_right_after_argv0():
+def test_java_takes_the_agent_right_after_argv0():
     argv = ["java", "-Xmx64m", "-cp", "build", "example.Main", "-javaagent:not-ours"]
-    command = traced_command(argv, JAR, "out=/t")
-    assert command == ["java", "-javaagent:/opt/jbgui/jbgui-agent.jar=out=/t", "-Xmx64m", "-cp",
+    command = traced_command(argv, JAR, "out=/t", {})
+    assert command == ["java", "-agentlib:instrument=/opt/jbgui/jbgui-agent.jar=out=/t", "-Xmx64m", "-cp",
                        "build", "example.Main", "-javaagent:not-ours"]
+
+
+@pytest.mark.parametrize("argv, flag", [
+    # From the class path java.instrument is a default root: the JPLIS library named directly,
+    # without the property that disables CDS's module graph.
+    (["java", "-cp", "b", "Main"], "-agentlib:instrument="),
+    (["java", "-jar", "app.jar", "-m"], "-agentlib:instrument="),
+    (["java", "-p", "mods", "--add-modules", "ALL-SYSTEM", "-cp", "b", "Main"], "-agentlib:instrument="),
+    # A main module (or a limited set) may not resolve java.instrument: -javaagent asks for it.
+    (["java", "-m", "jdk.compiler/com.sun.tools.javac.Main"], "-javaagent:"),
+    (["java", "--module=app/app.Main"], "-javaagent:"),
+    (["java", "--limit-modules", "java.base", "-cp", "b", "Main"], "-javaagent:"),
+    # What the command line does not show, and the source launcher (jdk.compiler's main class).
+    (["java", "@options", "Main"], "-javaagent:"),
+    (["java", "-XX:VMOptionsFile=vm.txt", "-cp", "b", "Main"], "-javaagent:"),
+    (["java", "Main.java"], "-javaagent:"),
+    (["java", "--source", "17", "Main"], "-javaagent:"),
+    (["java", "-version"], "-javaagent:"),
+])
+def test_how_java_takes_the_agent_follows_its_launch(argv, flag):
+    assert traced_command(argv, JAR, "out=/t", {})[1] == f"{flag}/opt/jbgui/jbgui-agent.jar=out=/t"
+
+
+@pytest.mark.parametrize("name", ["JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS"])
+def test_module_options_in_the_environment_keep_javaagent(name):
+    argv = ["java", "-cp", "b", "Main"]
+    assert traced_command(argv, JAR, "out=/t", {name: "-Xmx1g --limit-modules java.base"})[1].startswith("-javaagent:")
+    assert traced_command(argv, JAR, "out=/t", {name: "-Xmx1g"})[1].startswith("-agentlib:instrument=")
 
 
 def test_java_by_path_is_still_java():
     java = shutil.which("java")
     assert java is not None, "a JDK must be installed (make setup)"
-    assert traced_command([java, "-version"], JAR, "out=/t")[1] == "-javaagent:/opt/jbgui/jbgui-agent.jar=out=/t"
+    assert traced_command([java, "-version"], JAR, "out=/t", {})[1] == "-javaagent:/opt/jbgui/jbgui-agent.jar=out=/t"
+    assert traced_command([java, "-cp", "b", "M"], JAR, "out=/t", {})[1].startswith("-agentlib:instrument=")
 
 
 @pytest.mark.parametrize("tool", ["javac", "jar", "jshell", "javadoc"])

@@ -103,7 +103,7 @@ def test_example_launch_json_records_the_command_and_how_it_ended(example_run, d
     assert launch["command"] == argv
     assert launch["exit_code"] == 0
     assert 0 < launch["wall_seconds"] < 300
-    assert launch["traced_command"] == [argv[0], f"-javaagent:{agent_jar}=out={trace_dir}", *argv[1:]]
+    assert launch["traced_command"] == [argv[0], f"-agentlib:instrument={agent_jar}=out={trace_dir}", *argv[1:]]
     assert launch["agent_options"] == {"out": str(trace_dir)}
     assert launch["cwd"] == str(trace_dir.parent)
 
@@ -168,6 +168,39 @@ def test_sigterm_is_forwarded_and_the_trace_is_complete(start_jbtrace, default_j
     assert "not reached" not in out
     assert trace_json(tmp_path / "t")["status"] == "complete"
     assert launch_json(tmp_path / "t")["exit_code"] == 143
+
+
+def test_a_class_path_program_keeps_the_cds_module_graph(jbtrace, default_jdk, compile_java, tmp_path):
+    # -javaagent would set jdk.module.addmods=java.instrument, and CDS then drops its archived
+    # module graph (the module system built at start-up, ~50 ms); the JPLIS library named directly
+    # (-agentlib:instrument=) loads the same agent without it.
+    classes = compile_java({"Main.java": EXITS_WITH_3})
+    result = jbtrace(["record", "--level", "method", "-o", "t", "--", default_jdk.java, "-Xlog:cds=info",
+                      "-cp", str(classes), "Main"], cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert "leaving with 3" in result.stdout
+    assert "full module graph: enabled" in result.stdout, result.stdout[-2000:]
+    assert launch_json(tmp_path / "t")["traced_command"][1].startswith("-agentlib:instrument=")
+    meta = trace_json(tmp_path / "t")
+    assert meta["status"] == "complete" and meta["counts"]["events"] > 0
+
+
+def test_a_modular_program_takes_javaagent_which_resolves_java_instrument(jbtrace, default_jdk, compile_java,
+                                                                          tmp_path):
+    # Its boot layer is its main module's graph: without -javaagent's --add-modules the JVM would
+    # find no java.instrument and abort at start-up.
+    classes = compile_java({
+        "module-info.java": "module app { }\n",
+        "Main.java": "package app;\npublic class Main { public static void main(String[] a) {"
+                     " System.out.println(\"in \" + Main.class.getModule().getName()); } }\n",
+    })
+    result = jbtrace(["record", "--level", "method", "-o", "t", "--", default_jdk.java, "-p", str(classes),
+                      "-m", "app/app.Main"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "in app\n"
+    assert launch_json(tmp_path / "t")["traced_command"][1].startswith("-javaagent:")
+    meta = trace_json(tmp_path / "t")
+    assert meta["status"] == "complete" and meta["counts"]["events"] > 0
 
 
 def test_javac_takes_the_agent_through_minus_j(jbtrace, tmp_path):

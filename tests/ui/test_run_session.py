@@ -39,7 +39,7 @@ def test_a_session_records_in_its_working_directory(compile_program, default_jdk
     assert set(launch) == LAUNCH_KEYS
     assert launch["cwd"] == str(workdir) and launch["exit_code"] == 0
     assert launch["command"] == [default_jdk.java, "-cp", str(classes), "Main"]
-    assert launch["traced_command"][1].startswith(f"-javaagent:{agent_jar}=")
+    assert launch["traced_command"][1].startswith(f"-agentlib:instrument={agent_jar}=")
     assert launch["agent_options"]["level"] == "method"
     assert "".join(t for t, err, _ in pieces if not err) == (PROGRAMS / "hello" / "expected_stdout.txt").read_text()
     assert {name for _, _, name in pieces} <= {"jbgui-run-stdout", "jbgui-run-stderr"}
