@@ -92,34 +92,47 @@ def agent_flag(kind: LauncherKind, agent_jar: Path, agent_options: str, argv: li
     return flag if kind == "java" else "-J" + flag
 
 
-# Options after which the boot layer may lack java.instrument (a main module, a limited set),
-# or whose effect the command line does not show (an @argfile).
-_MODULE_LAUNCH = ("-m", "--module", "--limit-modules")
+# Options whose launch may leave java.instrument out of the boot layer (a limited set of modules),
+# or whose effect the command line does not show (an @argfile, a VM options file).
+_OPAQUE_OPTIONS = ("--limit-modules", "@", "-XX:VMOptionsFile")
+
+
+def _java_launch(argv: list[str]) -> tuple[list[str], str | None, str | None]:
+    """A ``java`` command line taken apart: the option words before what it runs, what it runs
+    (``"jar"``, ``"module"``, ``"source"``, ``"class"``, or None when nothing: ``java -version``)
+    and its name (the jar, ``module/class``, the file, the class; None if missing)."""
+    options: list[str] = []
+    words = iter(argv[1:])
+    for word in words:
+        if word == "-jar":
+            return options, "jar", next(words, None)
+        if word in ("-m", "--module"):
+            return options, "module", next(words, None)
+        if word.startswith("--module="):
+            return options, "module", word.split("=", 1)[1]
+        options.append(word)
+        if word in _JAVA_OPTIONS_WITH_VALUE:
+            options.append(next(words, ""))
+            continue
+        if word.startswith("-") or word.startswith("@"):
+            continue
+        # The first word that is not an option: a main class, or a source file (java Main.java).
+        options.pop()
+        return options, "source" if word.endswith(".java") else "class", word
+    return options, None, None
 
 
 def instrument_in_boot_layer(argv: list[str], env: Mapping[str, str]) -> bool:
     """Whether the ``java`` command ``argv`` certainly resolves ``java.instrument`` without
-    ``-javaagent`` asking for it: a main class or ``-jar`` from the class path, no ``-m``, no
-    ``--limit-modules``, no @argfile, not a source file (its launcher is a module's), and neither
-    in ``JDK_JAVA_OPTIONS`` nor ``JAVA_TOOL_OPTIONS``."""
-    for name in ("JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS"):
-        words = env.get(name, "").split()
-        if any(w in _MODULE_LAUNCH or w.startswith(("--module=", "--limit-modules=", "@")) for w in words):
-            return False
-    words = iter(argv[1:])
-    for word in words:
-        if word in _MODULE_LAUNCH or word.startswith(("--module=", "--limit-modules=", "@", "--source", "-XX:VMOptionsFile")):
-            return False
-        if word == "-jar":
-            return True
-        if word in _JAVA_OPTIONS_WITH_VALUE:
-            next(words, None)
-            continue
-        if word.startswith("-"):
-            continue
-        # The first word that is not an option: the main class, or a source file.
-        return not word.endswith(".java")
-    return False   # no main class: java -version and the like gain nothing
+    ``-javaagent`` asking for it: a main class or ``-jar`` from the class path (not ``-m``, not a
+    source file, whose launcher is jdk.compiler's main class; not ``--source``), and no
+    ``--limit-modules``, @argfile or VM options file, on the command line or in
+    ``JDK_JAVA_OPTIONS`` or ``JAVA_TOOL_OPTIONS``."""
+    options, target, _ = _java_launch(argv)
+    if target not in ("class", "jar"):
+        return False
+    words = [*options, *env.get("JDK_JAVA_OPTIONS", "").split(), *env.get("JAVA_TOOL_OPTIONS", "").split()]
+    return not any(w in ("-m", "--module") or w.startswith(_OPAQUE_OPTIONS + ("--source", "--module=")) for w in words)
 
 
 def insert_agent(argv: list[str], flag: str) -> list[str]:
@@ -161,25 +174,16 @@ def program_name(argv: list[str]) -> str:
     launcher = _launcher_name(argv[0])
     if launcher != "java":
         return launcher or "program"
-    words = iter(argv[1:])
-    for word in words:
-        if word in ("-jar",):
-            jar = next(words, None)
-            return Path(jar).stem if jar else "java"
-        if word in ("-m", "--module"):
-            return _module_program(next(words, None) or "java")
-        if word.startswith("--module="):
-            return _module_program(word.split("=", 1)[1])
-        if word in _JAVA_OPTIONS_WITH_VALUE:
-            next(words, None)
-            continue
-        if word.startswith("-") or word.startswith("@"):
-            continue
-        # The first word that is not an option: a main class, or a source file (java Main.java).
-        if word.endswith(".java"):
-            return Path(word).stem
-        return _simple_name(word)
-    return "java"
+    _, target, name = _java_launch(argv)
+    if target is None or name is None:
+        return "java"
+    if target == "jar":
+        return Path(name).stem
+    if target == "module":
+        return _module_program(name)
+    if target == "source":
+        return Path(name).stem
+    return _simple_name(name)
 
 
 def _module_program(spec: str) -> str:
