@@ -431,11 +431,23 @@ public final class Tracer {
      */
     public static void loopExit(ThreadTrace t, int start, int steps, int header, int back, int mask, int call, int leaf) {
         if (steps != 0) {
-            if (steps <= 3 && leaf == 0) {
-                t.putSteps(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
-            } else {
-                t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask, call, leaf);
-            }
+            loopStore(t, start, steps, header, back, mask, call, leaf);
+        }
+    }
+
+    /**
+     * {@link #loopExit} with steps pending. Apart, so that loopExit stays within MaxInlineSize
+     * (35 bytes) and both compilers inline its test wherever it is: an exit that a loop's every
+     * step passes with no steps pending (the sieve's inner loop, left at each step of the outer
+     * one) would otherwise be a call per step wherever C2 rates the call cold, as it does where it
+     * compiled a method on a profile taken before that loop's later blocks ran (the sieve, whose
+     * on-stack replacement begins inside its first inner loop).
+     */
+    static void loopStore(ThreadTrace t, int start, int steps, int header, int back, int mask, int call, int leaf) {
+        if (steps <= 3 && leaf == 0) {
+            t.putSteps(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask);
+        } else {
+            t.putLoop(steps, start + EventLayout.BLOCK_FROM_START + header, back, mask, call, leaf);
         }
     }
 
