@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/path_share.py TRACE [TRACE ...]
 
-The proposal measured here (README, "Path ends, and the kernel's floor, measured"): a method without a
+The proposal measured here (docs/recorder-cost.md, "Path ends, and the kernel's floor, measured"): a method without a
 loop visits its blocks in ascending order, each at most once per call, so the blocks one call ran
 are a set, which fits in the 11 block bits that an end word leaves at 0 today. Such a method's
 block probes would add a bit to a local (``iinc``, a register) instead of storing a word, and the

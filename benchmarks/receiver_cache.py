@@ -18,7 +18,7 @@ on any trace, without timing anything:
 - ``method``: each method's last class looked up on the slow path (a table by method id). Built
   and measured twice, on 2026-11-27 (256 slots) and 2026-12-01 (one slot per method id): it took
   two thirds of the slow paths away but added a load from a 2 MB table to every fast path, and
-  the runs were no faster (README, "What recording costs").
+  the runs were no faster (docs/recorder-cost.md).
 
 The tables by method are counted per thread (the agent shares them). Printed per trace: the
 instance starts with a receiver word, and each cache's slow paths as a share of them. Marked starts

@@ -155,9 +155,11 @@ def test_probes_are_for_c2_to_inline_and_c1_to_call(agent_jar):
 # The probes a loop record's cycle runs every step (jbgui.instr.LoopCycles) fit MaxInlineSize, so
 # that both compilers inline them wherever they are: such a loop often runs long in a method called
 # a few times, where C2 does not rate the call hot, and loopHead at 44 bytes was a call on every
-# step of the compute kernel's sieve ("too big", -XX:+PrintInlining). Their slow paths
-# (Tracer.loopFull, ThreadTrace.putLoop) are off the step's path.
-LOOP_STEP_PROBES = {"jbgui/runtime/Tracer": ("loopHead", "loopMark", "loopJoin")}
+# step of the compute kernel's sieve ("too big", -XX:+PrintInlining). loopExit too: an inner
+# loop's exit runs on every step of the loop around it, mostly with no steps pending, and at 52
+# bytes it was a call on each of the sieve's 120 M outer steps. Their slow paths (Tracer.loopFull,
+# Tracer.loopStore, ThreadTrace.putLoop) are off the step's path.
+LOOP_STEP_PROBES = {"jbgui/runtime/Tracer": ("loopHead", "loopMark", "loopJoin", "loopExit")}
 
 
 def test_a_cycles_probes_fit_max_inline_size(agent_jar):

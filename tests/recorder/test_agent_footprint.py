@@ -2,7 +2,7 @@
 
 Every JDK class the agent loads before it instruments the classes already loaded is one more class
 to redefine at start-up, and on JDK 25, which verifies every redefined class, one more to verify
-(README, "What recording costs"). These tests hold the classes the agent learnt to do without.
+(docs/recorder-cost.md). These tests hold the classes the agent learnt to do without.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-/** Methods of the shapes benchmarks/path_share.py tells apart (README, "Path ends, measured"). */
+/**
+ * Methods of the shapes benchmarks/path_share.py tells apart (docs/recorder-cost.md, "Path ends,
+ * and the kernel's floor, measured").
+ */
 public class Main {
     /** Three paths, no loop, no call: its blocks after the first are all spared. */
     static int clamp(int x) {

@@ -209,7 +209,7 @@ public final class Engine {
 
     /**
      * How long each step of start-up took, for agent.log: the premain is most of a short run's
-     * time, and its steps are what a change to start-up moves (README, "What recording costs").
+     * time, and its steps are what a change to start-up moves (docs/recorder-cost.md).
      */
     private static final class Phases {
         private final StringBuilder text = new StringBuilder();

@@ -15,8 +15,7 @@ import org.objectweb.asm.tree.TryCatchBlockNode;
  * first block gets no probe; the trace writer, which sees every event of the thread in order, writes
  * the block's word after the start (and after the receiver word, where there is one) and clears the
  * flag (jbgui.output.EntryBlocks). Readers see the same words as with a probe in the first block:
- * the trace format does not change. Measured on javac and the compute kernel: README, "What
- * recording costs".
+ * the trace format does not change. Measured on javac and the compute kernel: docs/recorder-cost.md.
  *
  * <p>Not elided: a first block that is a jump target (a loop at the very start of the method), a
  * handler, in a try range that covers its own handler (its event is deferred, see ProbeInserter), or

@@ -13,8 +13,8 @@ import java.nio.charset.Charset;
  * <p>Why not {@code java.nio.charset.StandardCharsets.UTF_8}: that class's initializer creates all
  * eight of its charsets, and with their classes nine JDK classes that a program which never asks
  * for them does not load. The agent loads them before it instruments the classes already loaded,
- * so each would be one more class to redefine, and on JDK 25 one more to verify (README, "What
- * recording costs"). The JVM has the UTF-8 charset itself loaded from its first steps. For the
+ * so each would be one more class to redefine, and on JDK 25 one more to verify
+ * (docs/recorder-cost.md). The JVM has the UTF-8 charset itself loaded from its first steps. For the
  * same reason {@link TextFile} encodes with {@code String.getBytes} rather than through an
  * {@code OutputStreamWriter}, whose encoder loads three more.
  */

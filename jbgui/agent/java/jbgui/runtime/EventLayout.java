@@ -103,7 +103,7 @@ public final class EventLayout {
     // Per-thread buffers grow from the minimum to the maximum as a thread records more. A full
     // buffer is one chunk, so the maximum is also what the writer compresses at once: 262,144
     // words (1 MiB) rather than 65,536 made level=method javac 0.90-0.93 of the wall time (paired
-    // whole runs, three sets of 5-6 pairs; README, "What recording costs"), its writer's encoding
+    // whole runs, three sets of 5-6 pairs; docs/recorder-cost.md), its writer's encoding
     // 1.41 s instead of 1.76 and its events 74 MB instead of 112: zstd finds more of a thread's
     // repeated sequences in a longer chunk, and each chunk has its own setup, header, CRC, write
     // and hand-over. A busy thread's clock is still sampled every 65,536 events

@@ -71,7 +71,8 @@ public final class ThreadTrace {
      * threads do not all store into {@link #DISCARD}. A thread loading classes runs the
      * instrumenter, guarded, and the writer describes classes, each through tens of millions of
      * probes in the JDK's code on a run with a cold class cache, and when they shared DISCARD two
-     * cores wrote one object's position (README, "The tracer's own threads through the JDK's
+     * cores wrote one object's position (docs/recorder-cost.md, "The tracer's own threads through
+     * the JDK's
      * probes"). An ignored thread's entry is its own sink; null in the shared placeholders, which
      * give DISCARD.
      */
@@ -606,7 +607,8 @@ public final class ThreadTrace {
      * stored every word below the position read before. A probe stores its word and then its
      * position, but the JIT may emit the position's store first (they are independent stores), and
      * the thread can be descheduled between the two: the final flush would then copy a word not
-     * yet stored (README, "Path ends, and the kernel's floor, measured"). At a safepoint the heap
+     * yet stored (docs/recorder-cost.md, "Path ends, and the kernel's floor, measured"). At a
+     * safepoint the heap
      * holds every store that comes before it in program order. Asking for the thread's stack trace
      * makes it reach one (a safepoint operation on JDK 17, a handshake with that thread on later
      * JDKs). The thread cannot hand its buffer over meanwhile: flush waits for this object's lock,

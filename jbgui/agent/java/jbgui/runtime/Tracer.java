@@ -58,7 +58,7 @@ public final class Tracer {
     // Against a call per case (the thread's lookup, the buffer's hand-over, the class lookup and
     // the identity hash behind it), level=method javac took 0.893 of the wall time with the
     // own-class mark and the one-entry cache below, 0.969 with the cache alone (paired timing, 4
-    // pairs each; README, "What recording costs").
+    // pairs each; docs/recorder-cost.md).
 
     public static ThreadTrace enter(int event) {
         Thread me = Thread.currentThread();
