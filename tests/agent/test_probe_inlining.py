@@ -165,3 +165,17 @@ LOOP_STEP_PROBES = {"jbgui/runtime/Tracer": ("loopHead", "loopMark", "loopJoin",
 def test_a_cycles_probes_fit_max_inline_size(agent_jar):
     too_big = {m: n for m, n in lengths_in_runtime(agent_jar, LOOP_STEP_PROBES).items() if n > MAX_INLINE_SIZE}
     assert not too_big, f"loop probes over {MAX_INLINE_SIZE} bytes: {too_big}"
+
+
+def test_a_loops_first_step_path_is_inlined_however_rare(record, jdk):
+    """ThreadTrace.mark, the loop probes' first-step path (Tracer.loopMark), is inlined wherever it
+    is called: in a matrix product's innermost loop, entered on every step of the loop around it,
+    JDK 25's C2 rated that call rare ("low call site frequency") and left a call in the loop's
+    body, which made the loop 3.5 times slower than on JDK 17 (docs/recorder-cost.md,
+    "2026-12-04"). Forced inline by annotation now."""
+    run = record("nested_loops", jdk, jvm_args=PRINT_INLINING)
+    assert run.exit_code == 0, run.describe()
+    assert "c 2003300" in run.stdout
+    said = decisions(run.stdout, "jbgui.runtime.ThreadTrace::mark")
+    assert said, "no decision about ThreadTrace::mark: was the loop compiled?"
+    assert all(inlined(d) for d in said), sorted(set(said))

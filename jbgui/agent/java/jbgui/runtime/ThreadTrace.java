@@ -1,6 +1,7 @@
 package jbgui.runtime;
 
 import jdk.internal.vm.annotation.DontInline;
+import jdk.internal.vm.annotation.ForceInline;
 
 
 /**
@@ -381,7 +382,16 @@ public final class ThreadTrace {
         }
     }
 
-    /** A place in the stream: the buffer's position, and which buffer (Tracer.loopMark). */
+    /**
+     * A place in the stream: the buffer's position, and which buffer (Tracer.loopMark).
+     *
+     * <p>Forced inline: Tracer.loopMark calls it on a loop's first step only, so on JDK 25 C2
+     * rates the call site rare ("low call site frequency", its MinInlineFrequencyRatio) and leaves
+     * a call inside the loop, on the path of no step but the first. A call in a loop's body keeps
+     * C2 from keeping the loop's array rows and bounds in registers: the compute kernel's matrix
+     * product ran at 3.3 ns a step instead of JDK 17's 0.9 (docs/recorder-cost.md, "2026-12-04").
+     */
+    @ForceInline
     int mark() {
         return (handoffs << MARK_SHIFT) | pos;
     }
