@@ -110,6 +110,7 @@ def test_second_run_from_the_cache_records_the_same_trace(default_jdk, agent_jar
     # the next run read every one of them from it.
     assert filled.startswith("class cache bundle served 0 of ") and filled.endswith(", written anew")
     assert len(list(cache.rglob("preloaded.jbb"))) == 1
+    assert len(list(cache.rglob("startup.jbb"))) == 1
     forget_the_programs_classes(cache)
     second, served = record_hello(default_jdk, agent_jar, tmp_path, tmp_path / "served", cache, jvm_args=NO_GC)
     assert_served_by_bundle(served)
@@ -224,6 +225,53 @@ def test_a_damaged_bundle_only_means_instrumenting_again(default_jdk, agent_jar,
     # Either way, the next run is served by a sound bundle again.
     _, line = record_hello(default_jdk, agent_jar, where, tmp_path / "next", cache)
     assert_served_by_bundle(line)
+
+
+STARTUP_LINE = re.compile(r"start-up bundle served (\d+) of (\d+)(, written anew)?")
+
+
+def startup_line(trace: TraceDir) -> tuple[int, int, bool]:
+    """What agent.log says of the start-up bundle: (served, classes, written anew)."""
+    found = STARTUP_LINE.search((trace.path / "agent.log").read_text())
+    assert found, (trace.path / "agent.log").read_text()
+    return int(found.group(1)), int(found.group(2)), found.group(3) is not None
+
+
+@pytest.mark.parametrize("how", [None, "class-region", "template-region"])
+def test_jdk_classes_loaded_during_start_up_come_from_a_bundle_of_their_own(default_jdk, agent_jar, filled_cache,
+                                                                           tmp_path, how):
+    """The JDK classes loaded while start-up instruments the loaded ones (startup.jbb: the same
+    format as preloaded.jbb) are read from one file, and a damaged one only means their own files."""
+    where, filling = filled_cache
+    served_filling, loaded, anew = startup_line(filling)
+    assert (served_filling, anew) == (0, True) and loaded > 0  # the agent's own loads, at least
+    cache = tmp_path / "cache"
+    shutil.copytree(where / "cache", cache)
+    forget_the_programs_classes(cache)
+    (bundle,) = cache.rglob("startup.jbb")
+    if how is not None:
+        damage(bundle, how)
+    trace, _ = record_hello(default_jdk, agent_jar, where, tmp_path / "run", cache)
+    assert trace.complete
+    assert_sound(trace)
+    assert_same_trace(filling, trace)
+    served, total, anew = startup_line(trace)
+    if how is None:
+        assert (served, total, anew) == (loaded, loaded, False)
+    elif how == "template-region":
+        # The class region was sound: it served the classes, whose descriptions were made afresh,
+        # and the bundle was removed, so that the next run writes it anew.
+        assert (served, total, anew) == (loaded, loaded, False)
+        assert not bundle.exists()
+        forget_the_programs_classes(cache)
+        after, _ = record_hello(default_jdk, agent_jar, where, tmp_path / "after", cache)
+        assert startup_line(after) == (0, loaded, True)
+    else:
+        assert (served, total, anew) == (0, loaded, True)
+    forget_the_programs_classes(cache)
+    again, _ = record_hello(default_jdk, agent_jar, where, tmp_path / "again", cache)
+    assert startup_line(again) == (loaded, loaded, False)
+    assert_same_trace(filling, again)
 
 
 # The classes loaded before the agent get the same class and method ids in every run (reserved in

@@ -103,13 +103,11 @@ final class Transformer implements ClassFileTransformer {
         if (cache == null) {
             return "no class cache";
         }
-        String summary = "class cache bundle served " + cache.preloadedSummary();
         Object write = cache.preloadedDone();
         if (write != null) {
             TraceWriter.staticInfo(write);
-            summary += ", written anew";
         }
-        return summary;
+        return cache.bundlesSummary();
     }
 
     /** What the class cache served after start-up, for agent.log; null without a cache. */

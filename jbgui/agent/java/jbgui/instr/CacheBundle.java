@@ -31,6 +31,14 @@ import jbgui.output.Utf8;
  */
 final class CacheBundle {
     static final String FILE_NAME = "preloaded.jbb";
+    /**
+     * The JDK classes loaded while start-up instruments the loaded ones (ClassCache): on JDK 25,
+     * whose verifier checks every class it redefines, some 340 classes the verifier loads; on JDK
+     * 17 a few the agent itself loads. A bundle of their own, so that describing them reads its
+     * small template region rather than the preloaded bundle's (some 20 MB, which the copy of
+     * static.xml otherwise never reads).
+     */
+    static final String STARTUP_FILE_NAME = "startup.jbb";
     private static final int MAGIC = 0x4A424255; // "JBBU"
     private static final int VERSION = 1;
     private static final int HEADER = 32;
@@ -271,9 +279,9 @@ final class CacheBundle {
      * Writes a bundle of these classes into {@code dir} (a temporary file, then renamed). A class
      * whose template cannot be read is left out. Runs on the writer thread.
      */
-    static void write(File dir, List<Entry> entries) {
-        File target = new File(dir, FILE_NAME);
-        File tmp = new File(dir, FILE_NAME + "." + jbgui.runtime.Config.pid() + ".tmp");
+    static void write(File dir, String fileName, List<Entry> entries) {
+        File target = new File(dir, fileName);
+        File tmp = new File(dir, fileName + "." + jbgui.runtime.Config.pid() + ".tmp");
         try {
             ByteArrayOutputStream classes = new ByteArrayOutputStream(1 << 20);
             CRC32 templatesCrc = new CRC32();

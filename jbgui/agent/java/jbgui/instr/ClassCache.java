@@ -31,11 +31,16 @@ import java.util.zip.CRC32;
 public final class ClassCache {
     private final File dir;
     private volatile boolean usable = true;
-    /** The bundle, from {@link #openBundle} until {@link #preloadedDone}. */
-    private volatile CacheBundle bundle;
-    /** The classes loaded before the agent that this run instrumented or read, for the next bundle. */
-    private final List<CacheBundle.Entry> preloaded = new ArrayList<>();
-    private int preloadedFromBundle;
+    /** The classes loaded before the agent (their bundle is open from {@link #openBundle} until {@link #preloadedDone}). */
+    private final BundleUse preloaded = new BundleUse(CacheBundle.FILE_NAME);
+    /**
+     * The JDK's classes loaded during that time, while start-up instruments the loaded ones
+     * (CacheBundle.STARTUP_FILE_NAME): the same ones every run, read from one file instead of a
+     * file each. On JDK 25 (some 340 classes, which its verifier loads as it checks the redefined
+     * ones) the transformer's cache lookups in a hello world went from 115 to about 20 ms, its
+     * wall time to 0.98 of the agent's before (12 alternating pairs; docs/recorder-cost.md).
+     */
+    private final BundleUse startup = new BundleUse(CacheBundle.STARTUP_FILE_NAME);
 
     public ClassCache(File dir) {
         this.dir = dir;
@@ -111,9 +116,12 @@ public final class ClassCache {
      */
     public int openBundle() {
         markUsed();
-        bundle = usable ? CacheBundle.open(new File(dir, CacheBundle.FILE_NAME)) : null;
-        opened = bundle;
-        return bundle == null ? 0 : bundle.size();
+        CacheBundle b = usable ? CacheBundle.open(new File(dir, CacheBundle.FILE_NAME)) : null;
+        preloaded.open = b;
+        opened = b;
+        startup.open = usable ? CacheBundle.open(new File(dir, CacheBundle.STARTUP_FILE_NAME)) : null;
+        startup.window = true;
+        return b == null ? 0 : b.size();
     }
 
     /**
@@ -121,13 +129,13 @@ public final class ClassCache {
      * what the engine reserves for it before the retransformation (PreloadedLayout).
      */
     public int bundledIdCount(String className) {
-        CacheBundle b = bundle;
+        CacheBundle b = preloaded.open;
         return b == null ? -1 : b.idCount(className);
     }
 
     /** The open bundle's entry for this class, not checked against the class's bytes; else null. */
     CachedClass bundled(String className) {
-        CacheBundle b = bundle;
+        CacheBundle b = preloaded.open;
         return b == null ? null : b.byName(className);
     }
 
@@ -145,7 +153,7 @@ public final class ClassCache {
 
     /** Whether the open bundle's templates (static.xml of its classes) can be read and are sound. */
     public boolean templatesSound() {
-        CacheBundle b = bundle;
+        CacheBundle b = preloaded.open;
         try {
             return b != null && b.templates() != null;
         } catch (CachedClass.DamagedTemplate e) {
@@ -175,78 +183,147 @@ public final class ClassCache {
     }
 
     /**
-     * The retransformation of the classes loaded before the agent is over: releases the bundle and,
-     * when there was none or it missed more than a few of them, returns what writes it anew on the
-     * writer thread (null when nothing needs writing). The new bundle keeps the old one's other classes, so that
-     * programs that differ in what the JVM loads before the agent do not take turns rewriting it.
+     * The retransformation of the classes loaded before the agent is over: releases the bundles
+     * and, for each that was missing or missed more than a few of its classes, returns what writes
+     * it anew on the writer thread (null when nothing needs writing). A new bundle keeps the old
+     * one's other classes, so that programs that differ in what the JVM loads before the agent (or
+     * during start-up) do not take turns rewriting it.
      */
     public jbgui.output.XmlFragment preloadedDone() {
-        final CacheBundle old = bundle;
-        bundle = null;
-        final List<CacheBundle.Entry> entries;
-        synchronized (preloaded) {
-            // A few classes the bundle misses come from their own files: some classes the JVM
-            // reconstitutes differently from run to run (seen: 6 of 1,179, an abstract method's
-            // overpass in another place), and writing 27 MB again for them every other run would
-            // cost more than their files.
-            int missed = preloaded.size() - preloadedFromBundle;
-            if (!usable || preloaded.isEmpty() || (old != null && missed <= Math.max(8, preloaded.size() / 32))) {
-                preloaded.clear();
-                return null;
-            }
-            entries = new ArrayList<>(preloaded);
-            preloaded.clear();
+        String servedBefore = preloaded.summary();
+        startup.window = false;
+        String servedStartUp = startup.summary();
+        final Runnable writePreloaded = preloaded.done(usable, dir);
+        final Runnable writeStartup = startup.done(usable, dir);
+        bundlesSummary = "class cache bundle served " + servedBefore + (writePreloaded != null ? ", written anew" : "")
+                + "; start-up bundle served " + servedStartUp + (writeStartup != null ? ", written anew" : "");
+        if (writePreloaded == null && writeStartup == null) {
+            return null;
         }
         return new jbgui.output.XmlFragment() {
             @Override
             public void writeTo(OutputStream out) {
                 // Nothing for static.xml: it only rides the writer's queue, behind the classes'
                 // own descriptions (whose templates it reuses).
-                if (old != null) {
-                    Set<String> seen = new HashSet<>();
-                    for (CacheBundle.Entry e : entries) {
-                        seen.add(e.name);
-                    }
-                    for (CacheBundle.Entry e : old.entries()) {
-                        if (!seen.contains(e.name)) {
-                            entries.add(e);
-                        }
-                    }
+                if (writePreloaded != null) {
+                    writePreloaded.run();
                 }
-                CacheBundle.write(dir, entries);
+                if (writeStartup != null) {
+                    writeStartup.run();
+                }
             }
         };
     }
 
-    /** Bundle statistics for agent.log: "served N of M classes loaded before the agent". */
-    public String preloadedSummary() {
-        synchronized (preloaded) {
-            return preloadedFromBundle + " of " + preloaded.size();
-        }
+    private volatile String bundlesSummary = "";
+
+    /**
+     * For agent.log, after {@link #preloadedDone}: "class cache bundle served N of M" classes
+     * loaded before the agent, "; start-up bundle served K of L" JDK classes loaded during
+     * start-up, each followed by ", written anew" when its bundle is written again.
+     */
+    public String bundlesSummary() {
+        return bundlesSummary;
     }
 
     /** A class loaded before the agent, as this run instruments it: it belongs in the bundle. */
     void notePreloaded(String className, CachedClass c, boolean fromBundle) {
-        synchronized (preloaded) {
-            preloaded.add(new CacheBundle.Entry(className, c));
-            if (fromBundle) {
-                preloadedFromBundle++;
+        preloaded.note(className, c, fromBundle);
+    }
+
+    /**
+     * A JDK class the transformer met, {@code preloaded} (loaded before the agent) or not: one
+     * loaded before the agent, or while start-up instruments those, belongs in a bundle.
+     */
+    void noteJdk(String className, CachedClass c, boolean fromBundle, boolean preloadedClass) {
+        if (preloadedClass) {
+            preloaded.note(className, c, fromBundle);
+        } else if (startup.window) {
+            startup.note(className, c, fromBundle);
+        }
+    }
+
+    /** One bundle as a run uses it: its open file, and the classes this run met that belong in it. */
+    private static final class BundleUse {
+        final String fileName;
+        volatile CacheBundle open;
+        /** For the start-up bundle: while start-up instruments the classes loaded before the agent. */
+        volatile boolean window;
+        private final List<CacheBundle.Entry> noted = new ArrayList<>();
+        private int fromBundle;
+
+        BundleUse(String fileName) {
+            this.fileName = fileName;
+        }
+
+        synchronized void note(String className, CachedClass c, boolean served) {
+            noted.add(new CacheBundle.Entry(className, c));
+            if (served) {
+                fromBundle++;
             }
+        }
+
+        synchronized String summary() {
+            return fromBundle + " of " + noted.size();
+        }
+
+        /** Releases the bundle; returns what writes it anew, or null when it serves well enough. */
+        Runnable done(boolean usable, final File dir) {
+            final CacheBundle old = open;
+            open = null;
+            final List<CacheBundle.Entry> entries;
+            synchronized (this) {
+                // A few classes the bundle misses come from their own files: some classes the JVM
+                // reconstitutes differently from run to run (seen: 6 of 1,179, an abstract method's
+                // overpass in another place), and writing 27 MB again for them every other run would
+                // cost more than their files.
+                int missed = noted.size() - fromBundle;
+                if (!usable || noted.isEmpty() || (old != null && missed <= Math.max(8, noted.size() / 32))) {
+                    if (old != null && fromBundle == 0) {
+                        old.closeUnread(); // no class it served will ask for its templates
+                    }
+                    noted.clear();
+                    return null;
+                }
+                entries = new ArrayList<>(noted);
+                noted.clear();
+            }
+            return new Runnable() {
+                @Override
+                public void run() {
+                    if (old != null) {
+                        Set<String> seen = new HashSet<>();
+                        for (CacheBundle.Entry e : entries) {
+                            seen.add(e.name);
+                        }
+                        for (CacheBundle.Entry e : old.entries()) {
+                            if (!seen.contains(e.name)) {
+                                entries.add(e);
+                            }
+                        }
+                    }
+                    CacheBundle.write(dir, fileName, entries);
+                }
+            };
         }
     }
 
     /**
      * The cached class for this original class file, or null. {@code crc} is the original's
-     * CRC-32 ({@link #crc}); with {@code preloaded} the bundle is looked at first.
+     * CRC-32 ({@link #crc}); with {@code preloaded} the bundle of
+     * the classes loaded before the agent is looked at first, else during start-up the start-up bundle.
      */
     CachedClass load(Key key, boolean preloaded) {
         if (!usable) {
             return null;
         }
-        CacheBundle b = preloaded && !key.app ? bundle : null;
+        CacheBundle b = key.app ? null : preloaded ? this.preloaded.open : startup.open;
         if (b != null) {
             CachedClass c = b.find(key.className, key.crc, key.length);
             if (c != null) {
+                if (!preloaded) {
+                    counts[0].incrementAndGet();
+                }
                 return c;
             }
         }

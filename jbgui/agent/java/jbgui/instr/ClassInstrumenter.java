@@ -130,8 +130,8 @@ public final class ClassInstrumenter {
         result.methodIdCount = c.idCount;
         result.originalCrc = crc;
         result.warnings.addAll(c.warnings);
-        if (cacheable && plan.preloaded && plan.jdk) {
-            cache.notePreloaded(plan.name, cc, cc.fromBundle);
+        if (cacheable && plan.jdk) {
+            cache.noteJdk(plan.name, cc, cc.fromBundle, plan.preloaded);
         }
         result.xml = new jbgui.output.XmlFragment() {
             @Override
