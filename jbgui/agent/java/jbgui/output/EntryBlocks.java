@@ -56,18 +56,17 @@ final class EntryBlocks {
         Stream s = stream(stream);
         long base = s.inserted;
         first = storedFirst + base;
-        int k = flagged(in, 0, n);
         // The thread counted its loop records' words and their events (ThreadTrace.putLoop).
         long extra = (long) loopEvents - recordWords;
+        long storedEnd = storedFirst + n;
+        // One pass over the words: with clock records waiting, the marked starts are counted in
+        // the pieces between their positions.
+        int k = s.waiting.isEmpty() ? flagged(in, 0, n) : place(s, in, n, storedFirst, storedEnd, base, extra, ready);
         loopWords = recordWords;
         loopWordsTotal += recordWords;
         loopEventsTotal += loopEvents;
         marked = k;
         events = (int) (n + k + extra);
-        long storedEnd = storedFirst + n;
-        if (!s.waiting.isEmpty()) {
-            place(s, in, n, storedFirst, storedEnd, base, ready);
-        }
         s.inserted = base + k + extra;
         s.storedEnd = storedEnd;
         insertedTotal += k;
@@ -80,11 +79,17 @@ final class EntryBlocks {
     private static final int LOOP_CALL_MASK = (3 << EventLayout.TYPE_SHIFT) | (7 << EventLayout.SUBTYPE_SHIFT);
     private static final int LOOP_CALL_WORD = EventLayout.EXT_LOOP_CALL << EventLayout.SUBTYPE_SHIFT;
 
+    /** A clock record's {@code loopExtra} when its thread did not say (ClockSampler's, a thread's end). */
+    static final int UNKNOWN = Integer.MIN_VALUE;
+
     /**
      * The events the loop records that begin among {@code in[from, to)} stand for beyond their
      * words (jbgui.instr.LoopCycles); negative for records of fewer steps than words. Only for
-     * clock records inside a chunk ({@link #place}): a chunk's total comes from its thread, which
-     * counted its records (ThreadTrace.putLoop).
+     * clock records inside a chunk whose thread did not say ({@link #place}): a chunk's total
+     * comes from its thread, which counted its records (ThreadTrace.putLoop), and so does a
+     * sample's it took itself (ThreadTrace.loopExtra). Read for each sample, this scan of every
+     * word before it, with the marked starts counted a second time, was 3% of a traced jEdit
+     * start-up's CPU (perf, JDK 17), most of the writer's own.
      */
     static long loopExtra(int[] in, int from, int to) {
         long extra = 0;
@@ -139,8 +144,13 @@ final class EntryBlocks {
         return s;
     }
 
-    /** Moves the records waiting for positions up to {@code storedEnd} to {@code ready}, mapped. */
-    private void place(Stream s, int[] in, int n, long storedFirst, long storedEnd, long base, ClockRecords ready) {
+    /**
+     * Moves the records waiting for positions up to {@code storedEnd} to {@code ready}, mapped,
+     * and returns the chunk's marked starts ({@code extra}: its loop records' events beyond their
+     * words).
+     */
+    private int place(Stream s, int[] in, int n, long storedFirst, long storedEnd, long base, long extra,
+                      ClockRecords ready) {
         due.clear();
         later.clear();
         ClockRecords w = s.waiting;
@@ -149,29 +159,49 @@ final class EntryBlocks {
         }
         due.sortByPosition();
         int i = 0;
-        long added = 0;
+        int marks = 0;
+        int scannedTo = 0;
+        long scanned = 0;
         for (int j = 0; j < due.size(); j++) {
             int upTo = (int) Math.max(0, Math.min(n, due.position(j) - storedFirst));
             if (upTo > i) {
-                added += flagged(in, i, upTo) + (Config.loopRecords ? loopExtra(in, i, upTo) : 0);
+                marks += flagged(in, i, upTo);
                 i = upTo;
             }
-            ready.addFrom(due, j, base + added);
+            long loops;
+            long told = due.loopExtra(j);
+            if (!Config.loopRecords || upTo == 0) {
+                loops = 0;
+            } else if (upTo == n) {
+                loops = extra;  // every record of the chunk is before it (it may be the next buffer's first sample)
+            } else if (told != UNKNOWN) {
+                loops = told;   // taken inside this buffer by its thread, which counted its records
+            } else {
+                scanned += loopExtra(in, scannedTo, upTo);
+                scannedTo = upTo;
+                loops = scanned;
+            }
+            ready.addFrom(due, j, base + marks + loops);
         }
         w.clear();
         for (int j = 0; j < later.size(); j++) {
             w.addFrom(later, j, 0);
         }
+        return marks + flagged(in, i, n);
     }
 
     /**
      * Maps a clock record's position of a thread's stream: at once when its chunk is written
-     * already (the record goes to {@code ready}), else when that chunk comes.
+     * already (the record goes to {@code ready}), else when that chunk comes. {@code loopExtra}:
+     * what the loop records before the position in its thread's buffer stand for beyond their
+     * words, when the thread took the sample there itself (ThreadTrace.loopExtra); else UNKNOWN,
+     * and the words are read. A sample taken inside a leaf written in place whose exception then
+     * takes its events back (ThreadTrace.retract) is off either way, by those events.
      */
-    void clock(long stream, long position, long nanos, long flags, ClockRecords ready) {
+    void clock(long stream, long position, long nanos, long flags, long loopExtra, ClockRecords ready) {
         Stream s = stream((int) stream);
         if (position > s.storedEnd) {
-            s.waiting.add(stream, position, nanos, flags);
+            s.waiting.add(stream, position, nanos, flags, loopExtra);
         } else {
             // At the written end (the usual case), or a sampler's racy earlier position: the words
             // inserted so far are the best estimate there is.

@@ -64,10 +64,17 @@ public final class TraceWriter implements Runnable {
     private static final class Clock {
         final long[] records;
         final int count;
+        /** For one record its thread took: EntryBlocks.clock's {@code loopExtra}; else EntryBlocks.UNKNOWN. */
+        final int loopExtra;
 
         Clock(long[] records, int count) {
+            this(records, count, EntryBlocks.UNKNOWN);
+        }
+
+        Clock(long[] records, int count, int loopExtra) {
             this.records = records;
             this.count = count;
+            this.loopExtra = loopExtra;
         }
     }
 
@@ -141,11 +148,11 @@ public final class TraceWriter implements Runnable {
             TraceWriter.classSeenLate(id, name, loaderId, loader, hidden, array);
         }
         @Override public void log(String message) { TraceWriter.log(message); }
-        @Override public void blockingSample(int stream, long position, long nanos, boolean after) {
-            TraceWriter.blockingSample(stream, position, nanos, after);
+        @Override public void blockingSample(int stream, long position, long nanos, boolean after, int loopExtra) {
+            TraceWriter.blockingSample(stream, position, nanos, after, loopExtra);
         }
-        @Override public void exactSample(int stream, long position, long nanos) {
-            QUEUE.addQuietly(new Clock(new long[] {stream, position, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
+        @Override public void exactSample(int stream, long position, long nanos, int loopExtra) {
+            QUEUE.addQuietly(new Clock(new long[] {stream, position, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1, loopExtra));
         }
     };
 
@@ -310,7 +317,7 @@ public final class TraceWriter implements Runnable {
                 + ", \"virtual\": " + virtual + ", \"group\": " + Json.quote(group)
                 + ", \"nanos\": " + nanos + "}\n";
         QUEUE.addQuietly(new Text(THREADS, line));
-        QUEUE.addQuietly(new Clock(new long[] {trace.index, 0, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1));
+        QUEUE.addQuietly(new Clock(new long[] {trace.index, 0, nanos, EventLayout.CLOCK_FLAG_EXACT}, 1, 0));
     }
 
     public static void loaderSeen(int id, String description) {
@@ -338,10 +345,10 @@ public final class TraceWriter implements Runnable {
     }
 
     /** An exact sample a thread takes around a call that may block (ThreadTrace.stamp). */
-    public static void blockingSample(int stream, long position, long nanos, boolean after) {
+    public static void blockingSample(int stream, long position, long nanos, boolean after, int loopExtra) {
         int flags = EventLayout.CLOCK_FLAG_EXACT | EventLayout.CLOCK_FLAG_BLOCKING
                 | (after ? EventLayout.CLOCK_FLAG_AFTER : 0);
-        QUEUE.addQuietly(new Clock(new long[] {stream, position, nanos, flags}, 1));
+        QUEUE.addQuietly(new Clock(new long[] {stream, position, nanos, flags}, 1, loopExtra));
     }
 
     static void clockSamples(long[] records, int count) {
@@ -493,7 +500,8 @@ public final class TraceWriter implements Runnable {
             if (shared) {
                 ready.add(r[at], r[at + 1], r[at + 2], r[at + 3]);
             } else {
-                ENTRY_BLOCKS.clock(r[at], r[at + 1], r[at + 2], r[at + 3], ready);
+                ENTRY_BLOCKS.clock(r[at], r[at + 1], r[at + 2], r[at + 3], c.count == 1 ? c.loopExtra : EntryBlocks.UNKNOWN,
+                        ready);
             }
         }
         ready.writeTo(clockBin);

@@ -181,6 +181,16 @@ public final class ThreadTrace {
         return b + pos;
     }
 
+    /**
+     * The events the loop records in the buffer now stand for beyond their words: what a clock
+     * sample the thread takes at its position passes on, so that the writer maps the position to
+     * events without reading the buffer's words up to it (jbgui.output.EntryBlocks). Only the
+     * owning thread's own reading agrees with its position.
+     */
+    int loopExtra() {
+        return represented - recordWords;
+    }
+
     private static final boolean START = Config.recordMethodStart;
     private static final boolean START_RECEIVER = START && Config.recordReceiver;
 
@@ -447,7 +457,7 @@ public final class ThreadTrace {
         }
         guard++;
         try {
-            TraceSink.current().exactSample(index, base + p, System.nanoTime());
+            TraceSink.current().exactSample(index, base + p, System.nanoTime(), loopExtra());
         } catch (Throwable e) {
             // The sample is lost: the time there is interpolated over more events, as without it.
         } finally {
@@ -569,7 +579,7 @@ public final class ThreadTrace {
         }
         guard++;
         try {
-            TraceSink.current().blockingSample(index, base + pos, nanos, after);
+            TraceSink.current().blockingSample(index, base + pos, nanos, after, loopExtra());
         } catch (Throwable e) {
             // The sample is lost; the time of that call is then interpolated, as without it.
         } finally {

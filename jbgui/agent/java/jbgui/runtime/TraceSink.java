@@ -30,11 +30,15 @@ public interface TraceSink {
 
     void log(String message);
 
-    /** An exact clock sample of stream {@code stream} at event {@code position}. */
-    void blockingSample(int stream, long position, long nanos, boolean after);
+    /**
+     * An exact clock sample of stream {@code stream} at event {@code position}. {@code loopExtra}:
+     * the events the loop records stored before it in the thread's current buffer stand for beyond
+     * their words (ThreadTrace.loopExtra), which the writer would otherwise count from the words.
+     */
+    void blockingSample(int stream, long position, long nanos, boolean after, int loopExtra);
 
-    /** An exact clock sample of stream {@code stream} at event {@code position}, taken by the thread itself. */
-    void exactSample(int stream, long position, long nanos);
+    /** An exact clock sample of stream {@code stream} at event {@code position}, taken by the thread itself (see {@link #blockingSample}). */
+    void exactSample(int stream, long position, long nanos, int loopExtra);
 
     /** The sink the runtime uses; one that keeps nothing until a recording starts. */
     static TraceSink current() {
@@ -63,7 +67,7 @@ public interface TraceSink {
         @Override public void classSeenLate(int id, String name, int loaderId, String loader, boolean hidden,
                                             boolean array) {}
         @Override public void log(String message) {}
-        @Override public void blockingSample(int stream, long position, long nanos, boolean after) {}
-        @Override public void exactSample(int stream, long position, long nanos) {}
+        @Override public void blockingSample(int stream, long position, long nanos, boolean after, int loopExtra) {}
+        @Override public void exactSample(int stream, long position, long nanos, int loopExtra) {}
     }
 }

@@ -688,8 +688,9 @@ public final class Tracer {
         long now = System.nanoTime();
         if (now - began >= SLOW_TRANSFORM_NANOS) {
             long position = t.position();
-            TraceSink.current().exactSample(t.index, position, began);
-            TraceSink.current().exactSample(t.index, position, now);
+            int extra = t.loopExtra();
+            TraceSink.current().exactSample(t.index, position, began, extra);
+            TraceSink.current().exactSample(t.index, position, now, extra);
         }
     }
 

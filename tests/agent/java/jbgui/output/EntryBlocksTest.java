@@ -51,8 +51,8 @@ class EntryBlocksTest {
         EntryBlocks e = new EntryBlocks();
         ClockRecords ready = new ClockRecords();
         // a record for stored position 3 of thread 1 arrives before the chunk holding it
-        e.clock(1, 3, 100, EventLayout.CLOCK_FLAG_EXACT, ready);
-        e.clock(1, 1, 90, EventLayout.CLOCK_FLAG_EXACT, ready);  // comes later, earlier position
+        e.clock(1, 3, 100, EventLayout.CLOCK_FLAG_EXACT, EntryBlocks.UNKNOWN, ready);
+        e.clock(1, 1, 90, EventLayout.CLOCK_FLAG_EXACT, EntryBlocks.UNKNOWN, ready);  // comes later, earlier position
         assertEquals(0, ready.size());
         int[] chunk = {MARKED, BLOCK, MARKED, RECEIVER, END, END};
         e.count(1, chunk, chunk.length, 0, 0, 0, ready);
@@ -61,7 +61,7 @@ class EntryBlocksTest {
         // sorted by position; position 1 follows one marked start, position 3 two
         assertArrayEquals(new long[] {2, 5}, positions(ready));
         // at the written end: moved by all the words inserted so far
-        e.clock(1, 6, 110, EventLayout.CLOCK_FLAG_EXACT, ready);
+        e.clock(1, 6, 110, EventLayout.CLOCK_FLAG_EXACT, EntryBlocks.UNKNOWN, ready);
         assertArrayEquals(new long[] {8}, positions(ready));
         // the next chunk starts after the inserted words; another thread's stream is its own
         int[] next = {BLOCK, MARKED};
@@ -76,14 +76,50 @@ class EntryBlocksTest {
         assertEquals(4, e.insertedTotal);
     }
 
+    /** A loop record of 40 steps of a two-block cycle with no call: 3 words for 40 events. */
+    private static final int[] LOOP = {EventLayout.loopSteps(40, 1), BLOCK, EventLayout.loopCycle(3)};
+    private static final int LOOP_EXTRA = 40 - 3;
+
+    @Test
+    void loopRecordsBeforeAPositionCountWhetherTheThreadToldThemOrNot() throws Exception {
+        // Stored: a marked start, a loop record, a block, an end (positions 0..5); a second record
+        // after them. The thread counted both records (37 + 37 events beyond their words).
+        int[] chunk = new int[16];
+        int n = 0;
+        chunk[n++] = MARKED;
+        for (int w : LOOP) {
+            chunk[n++] = w;
+        }
+        chunk[n++] = BLOCK;
+        chunk[n++] = END;                     // position 6: after the first record
+        for (int w : LOOP) {
+            chunk[n++] = w;
+        }
+        chunk[n++] = END;                     // n = 10
+        for (long told : new long[] {EntryBlocks.UNKNOWN, LOOP_EXTRA}) {
+            EntryBlocks e = new EntryBlocks();
+            ClockRecords ready = new ClockRecords();
+            e.clock(1, 6, 100, EventLayout.CLOCK_FLAG_EXACT, told, ready);
+            // the chunk's end, as the next buffer's first sample would say (nothing of its own yet)
+            e.clock(1, n, 110, EventLayout.CLOCK_FLAG_EXACT, 0, ready);
+            e.clock(1, 1, 90, EventLayout.CLOCK_FLAG_EXACT, told == EntryBlocks.UNKNOWN ? told : 0, ready);
+            e.count(1, chunk, n, 0, 2 * LOOP.length, 2 * (LOOP_EXTRA + LOOP.length), ready);
+            assertEquals(n + 1 + 2 * LOOP_EXTRA, e.events);
+            assertEquals(1, e.marked);
+            // position 1: after the marked start; 6: after it and the first record; the end: everything
+            assertArrayEquals(new long[] {1 + 1, 6 + 1 + LOOP_EXTRA, n + 1 + 2 * LOOP_EXTRA}, positions(ready),
+                    "told " + told);
+        }
+    }
+
     @Test
     void recordsOfAChunkThatNeverCameAreDrained() throws Exception {
         EntryBlocks e = new EntryBlocks();
         ClockRecords ready = new ClockRecords();
         int[] chunk = {MARKED, END};
         e.count(70, chunk, chunk.length, 0, 0, 0, ready);   // beyond the first table of streams
-        e.clock(70, 50, 1, EventLayout.CLOCK_FLAG_EXACT, ready);
-        e.clock(70, 40, 2, EventLayout.CLOCK_FLAG_EXACT, ready);
+        e.clock(70, 50, 1, EventLayout.CLOCK_FLAG_EXACT, EntryBlocks.UNKNOWN, ready);
+        e.clock(70, 40, 2, EventLayout.CLOCK_FLAG_EXACT, EntryBlocks.UNKNOWN, ready);
         assertEquals(0, ready.size());
         e.drain(ready);
         assertArrayEquals(new long[] {51, 41}, positions(ready));
