@@ -226,11 +226,6 @@ public final class ClassCache {
         return bundlesSummary;
     }
 
-    /** A class loaded before the agent, as this run instruments it: it belongs in the bundle. */
-    void notePreloaded(String className, CachedClass c, boolean fromBundle) {
-        preloaded.note(className, c, fromBundle);
-    }
-
     /**
      * A JDK class the transformer met, {@code preloaded} (loaded before the agent) or not: one
      * loaded before the agent, or while start-up instruments those, belongs in a bundle.

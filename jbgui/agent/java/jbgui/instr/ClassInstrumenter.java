@@ -193,7 +193,7 @@ public final class ClassInstrumenter {
     public void redefinedFromBundle(String className) {
         CachedClass cc = cache == null ? null : cache.bundled(className);
         if (cc != null) {
-            cache.notePreloaded(className, cc, true);
+            cache.noteJdk(className, cc, true, true);
         }
     }
 
