@@ -66,6 +66,8 @@ class Flag:
     INFERRED = K.F_INFERRED
     NO_START = K.F_NO_START
     CALLBACK = K.F_CALLBACK
+    BEFORE_WAIT = K.F_BEFORE_WAIT
+    AFTER_WAIT = K.F_AFTER_WAIT
 
     # The names ``jbtrace calls`` prints, in its order.
     NAMES = (("exceptional", K.F_EXCEPTIONAL), ("caught", K.F_CAUGHT), ("uncaught", K.F_UNCAUGHT),
@@ -422,10 +424,12 @@ class ThreadReplay:
     @property
     def shared_steps(self) -> np.ndarray:
         """Positions of the clock's steps (waits the stamps measured between two events) at which
-        more than one call without events of its own was recorded: natives one after another
-        (``Object.wait`` then ``System.nanoTime`` in one block, on JDK 17) get the same span, and
-        the stamps do not say which of them waited (:func:`jbgui.model.time_quality.interpolated`
-        marks them)."""
+        more than one call without events of its own takes the step: natives one after another
+        get the same span, and the stamps do not say which of them waited
+        (:func:`jbgui.model.time_quality.interpolated` marks them). Natives beside a call that
+        static.xml marks blocking (``Object.wait`` then ``System.nanoTime`` in one block, on JDK
+        17) are placed off the step (``F_BEFORE_WAIT``, ``F_AFTER_WAIT``) and do not count: a
+        trace recorded before static.xml said so has them here."""
         if self._shared is None:
             steps = self.axis.steps if len(self.clock) >= 2 else np.zeros(0, np.int64)
             shared = []
@@ -436,8 +440,10 @@ class ThreadReplay:
                     if b - a < 2:
                         continue
                     rows = np.arange(a, b)
-                    zero = (self.calls.values_at("last", rows) == p) & \
-                        ((self.calls.values_at("flags", rows) & blocking_times.SYNTHETIC) != 0)
+                    flags = self.calls.values_at("flags", rows)
+                    # the natives that take the step: not those beside a blocking call
+                    zero = (self.calls.values_at("last", rows) == p) & ((flags & blocking_times.SYNTHETIC) != 0) & \
+                        ((flags & blocking_times.BESIDE_WAIT) == 0)
                     if int(zero.sum()) > 1:
                         shared.append(p)
             self._shared = np.array(shared, np.int64)

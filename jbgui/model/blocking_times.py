@@ -33,11 +33,13 @@ import numpy as np
 
 from jbgui.model import layout
 from jbgui.model.clock_times import _end_at, _interp_at
-from jbgui.model.replay_kernel import F_NATIVE, F_UNTRACED
+from jbgui.model.replay_kernel import F_AFTER_WAIT, F_BEFORE_WAIT, F_NATIVE, F_UNTRACED
 
 # Rows that stand for a call recording no event of its own (replay's synthetic rows): they ran
 # between event ``first - 1`` and event ``first``, where a step of the clock lies if they blocked.
 SYNTHETIC = F_NATIVE | F_UNTRACED
+# Synthetic rows that replay knows ran beside a blocking call at the same event, not in it.
+BESIDE_WAIT = F_BEFORE_WAIT | F_AFTER_WAIT
 
 
 def clock_points(samples: np.ndarray) -> np.ndarray:
@@ -122,7 +124,17 @@ class Axis:
     ``UNTRACED``) starts at ``first + s(first - 1)``, before the step at its event, any other row
     at its START event, ``first + s(first)``; a synthetic row that recorded nothing
     (``first == last``) ends one unit after its start, any other row after its last event,
-    ``last + s(last) + 1``. Without steps every position is the event index itself."""
+    ``last + s(last) + 1``. Without steps every position is the event index itself.
+
+    Which synthetic row takes a step: static.xml marks the calls the recorder stamps (``blocking``
+    call sites), and replay flags the natives beside one in its block (``F_BEFORE_WAIT``,
+    ``F_AFTER_WAIT``, :func:`jbgui.model.replay.beside_waits`): those record no event either, so
+    they sit at the wait's event too, but did not wait. One after the wait spans the unit after
+    the step (event ``first``'s, as a native at an event without a step); one before it spans
+    nothing at the step's bottom (``rows`` gives it ``last = start - 1``: event ``first - 1``'s
+    unit may be the end of the call before it); neither weighs anything. Any other
+    synthetic row at a step takes it; two of them at one step both do
+    (``ThreadReplay.shared_steps``, marked interpolated)."""
 
     def __init__(self, clock: np.ndarray):
         clock = _steps_only(np.asarray(clock, np.float64).reshape(-1, 2))
@@ -222,21 +234,41 @@ def _steps_up_to(steps, v, lo, hi):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _call_positions(steps, x, y, synth, j, weights):  # pragma: no cover - numba
+def _role(flags, synthetic):  # pragma: no cover - numba
+    """How a call stands to a step at its event (:func:`_call_positions`): 0 a call that recorded
+    events, 1 a synthetic row (it takes the step: it waited, or the trace does not say which),
+    2 one after the blocking call beside it, 3 one before it (``F_AFTER_WAIT``, ``F_BEFORE_WAIT``)."""
+    if not flags & synthetic:
+        return 0
+    if flags & F_AFTER_WAIT:
+        return 2
+    if flags & F_BEFORE_WAIT:
+        return 3
+    return 1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _call_positions(steps, x, y, role, j, weights):  # pragma: no cover - numba
     """One call's start and end positions on the axis (:meth:`Axis.rows`, or with ``weights``
-    :meth:`Axis.weight_rows`) from its first and last events ``x``, ``y``, and ``j`` moved to
-    the steps ``<= x``: ``(s, e, j)``. ``j`` is where the previous call left it (walking forward
-    from there, searching from the start only when ``x`` is behind it); the end gallops from
-    ``j``. Inlined into the kernels that call it once per call."""
+    :meth:`Axis.weight_rows`) from its first and last events ``x``, ``y``, its :func:`_role`, and
+    ``j`` moved to the steps ``<= x``: ``(s, e, j)``. ``j`` is where the previous call left it
+    (walking forward from there, searching from the start only when ``x`` is behind it); the end
+    gallops from ``j``. Inlined into the kernels that call it once per call."""
     n = len(steps)
     if j > 0 and steps[j - 1] > x:          # back: search from the start
         j = _steps_up_to(steps, x, 0, j)
     while j < n and steps[j] <= x:
         j += 1
     on_step = j > 0 and steps[j - 1] == x
-    s = x + j - (1 if synth and on_step else 0)
-    if synth and x == y:
-        return s, s + (1 if weights and on_step else 0), j
+    s = x + j
+    if role != 0 and x == y:
+        if not on_step or role == 2:        # event x's unit (after the step); weighs nothing
+            return s, s, j
+        if role == 3:                       # nothing, at the step's bottom: no unit is its own
+            return s - 1, s - (1 if weights else 2), j
+        return s - 1, s - 1 + (1 if weights else 0), j      # the step
+    if (role == 1 or role == 3) and on_step:     # a native with callbacks: from before the step
+        s -= 1
     if y >= x:
         k = j
         step = 1
@@ -257,7 +289,7 @@ def _axis_rows(first, last, flags, steps, synthetic, weights, start, end):  # pr
     there to ``last``, instead of a binary search per value."""
     j = 0                       # steps[:j] <= x < steps[j:]
     for i in range(len(first)):
-        start[i], end[i], j = _call_positions(steps, first[i], last[i], (flags[i] & synthetic) != 0, j, weights)
+        start[i], end[i], j = _call_positions(steps, first[i], last[i], _role(flags[i], synthetic), j, weights)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -289,7 +321,7 @@ def _weight_spans(first, last, flags, steps, synthetic, pos, nanos, slopes, out)
             s = x + below
             e = y + below
         else:
-            s, e, j = _call_positions(steps, x, y, (flags[i] & synthetic) != 0, j, True)
+            s, e, j = _call_positions(steps, x, y, _role(flags[i], synthetic), j, True)
         # the span from s to e (clock_times._block_spans)
         xs = np.float64(s)
         ys = np.float64(e)
@@ -350,10 +382,12 @@ def exact(thread, rows) -> np.ndarray:
     start, end_last = axis.rows(firsts[rows], lasts[rows], calls.values_at("flags", rows))
     measured = np.isin(start, axis.pos) & np.isin(end_last + 1, axis.pos)
     # Calls that record no event of their own (natives) made one after another sit at the same
-    # event and get the same span: the stamps measured only one of them, so neither is exact.
+    # event, and those replay could not tell apart (neither beside a blocking call) get the same
+    # span: the stamps measured only one of them, so neither is exact.
     n = len(firsts)
     for step in (-1, 1):
         other = np.clip(rows + step, 0, max(n - 1, 0))
-        same = (other != rows) & (firsts[other] == firsts[rows]) & (lasts[other] == lasts[rows])
+        o_start, o_end = axis.rows(firsts[other], lasts[other], calls.values_at("flags", other))
+        same = (other != rows) & (o_start == start) & (o_end == end_last)
         measured &= ~same
     return measured

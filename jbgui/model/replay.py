@@ -71,10 +71,11 @@ def kernel_statics(st: Statics) -> K.Static:
     blk[n_b, K.B_METHOD] = -1
     blk[:, K.B_SITE0] = st.b_site_begin
     blk[:, K.B_HND0] = st.b_handler_begin
-    sites = np.zeros((max(st.n_sites, 1), 3), np.int64)
+    sites = np.zeros((max(st.n_sites, 1), 4), np.int64)
     sites[:st.n_sites, K.SI_KIND] = st.s_kind
     sites[:st.n_sites, K.SI_KEY] = st.s_key
     sites[:st.n_sites, K.SI_TARGET] = st.s_target
+    sites[:st.n_sites, K.SI_STEP] = beside_waits(st)
     hnd = np.zeros((max(len(st.h_block), 1), 2), np.int64)
     hnd[:len(st.h_block), K.H_TARGET] = st.h_target
     hnd[:len(st.h_block), K.H_CATCH_ALL] = st.h_catch_all
@@ -93,6 +94,32 @@ def kernel_statics(st: Statics) -> K.Static:
     sites_per_block = np.diff(st.b_site_begin)
     return K.Static(page_base=st.page_base.astype(np.int64), blk=blk, sites=sites, hnd=hnd, meth=meth,
                     max_sites=int(sites_per_block.max()) if len(sites_per_block) else 0)
+
+
+def beside_waits(st: Statics) -> np.ndarray:
+    """Per call site, the flag its synthetic row gets for where it ran against a blocking call
+    beside it (``K.F_BEFORE_WAIT``, ``K.F_AFTER_WAIT``, or 0): a native or untraced call in the
+    block of a blocking native (``s_blocking``, the calls the recorder stamps) with only such calls
+    between. None of them records an event, so replay puts them all at the event the wait's
+    stamps lie at; the stamps measured the blocking one (JDK 17's ``LOCK.wait(ms)`` then the
+    loop's ``System.nanoTime()`` in one block: both took the 120 ms wait). After one wait and
+    before another, a call is after."""
+    out = np.zeros(st.n_sites, np.int64)
+    blocking = np.asarray(st.s_blocking, np.bool_)
+    silent = np.isin(st.s_kind, (K.SITE_NATIVE, K.SITE_UNTRACED))     # never starts: records no event
+    for b in np.flatnonzero(blocking & silent).tolist():
+        gb = int(st.s_block[b])
+        lo, hi = int(st.b_site_begin[gb]), int(st.b_site_begin[gb + 1])
+        q = b - 1
+        while q >= lo and silent[q] and not blocking[q]:
+            if not out[q]:
+                out[q] = K.F_BEFORE_WAIT
+            q -= 1
+        q = b + 1
+        while q < hi and silent[q] and not blocking[q]:
+            out[q] = K.F_AFTER_WAIT
+            q += 1
+    return out
 
 
 def _table(n: int) -> tuple[np.ndarray, np.ndarray]:

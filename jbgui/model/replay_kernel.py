@@ -72,6 +72,12 @@ F_TRUNCATED = 64      # start or end not in the trace (running before tracing be
 F_INFERRED = 128      # its exceptional end was inferred from the handler lists, not recorded
 F_NO_START = 256      # began before the trace (with TRUNCATED)
 F_CALLBACK = 512      # called from native/untraced code (its parent is a synthetic row)
+# Synthetic rows beside a blocking call (a call site marked blocking in static.xml) in one block,
+# with only natives or untraced calls between: they record no event, so they sit at the same
+# event as the wait's stamps, and these say on which side of the wait they ran
+# (blocking_times.Axis gives the wait to the blocking call, not to them).
+F_BEFORE_WAIT = 1024
+F_AFTER_WAIT = 2048
 
 # Scalar state slots.
 S_DEPTH, S_NEXT_ROW, S_CUM_BLOCKS, S_CUM_BC, S_UNWINDING, S_UNW_ROW, S_UNW_EVENT, S_UNW_CLASS, \
@@ -85,8 +91,9 @@ ST_ROW, ST_METHOD, ST_SYN, ST_SITE, ST_BLOCK, ST_PTR, ST_CBLK, ST_CBC, ST_FLAGS 
 N_ST = 9
 # Static block fields (blk has one extra row so that B_SITE0/B_HND0 of gb + 1 end gb's ranges).
 B_METHOD, B_BC, B_SITE0, B_HND0, B_IS_HANDLER = range(5)
-# Call-site fields; site kinds mirror jbgui.model.statics.
-SI_KIND, SI_KEY, SI_TARGET = range(3)
+# Call-site fields (SI_STEP: the F_BEFORE_WAIT/F_AFTER_WAIT bit of its synthetic row); site
+# kinds mirror jbgui.model.statics.
+SI_KIND, SI_KEY, SI_TARGET, SI_STEP = range(4)
 SITE_DIRECT, SITE_NATIVE, SITE_UNTRACED, SITE_VIRTUAL, SITE_DYNAMIC = range(5)
 # Handler fields.
 H_TARGET, H_CATCH_ALL = range(2)
@@ -237,7 +244,7 @@ def _enter_block(blk, sc, st, counts, edge_k, edge_v, f, gb):
 @numba.njit(cache=True, _nrt=False)
 def _emit_site(S, T, site, caller_block, ev):
     """A call whose callee never started: a synthetic row, opened and closed at once."""
-    flags = F_NATIVE if S.sites[site, SI_KIND] == SITE_NATIVE else F_UNTRACED
+    flags = (F_NATIVE if S.sites[site, SI_KIND] == SITE_NATIVE else F_UNTRACED) | S.sites[site, SI_STEP]
     _push(T.sc, T.st, T.rows, S.sites[site, SI_TARGET], ev, site,
           caller_block, flags, 1)
     T.sstat[site, SS_CALLS] += 1
@@ -497,7 +504,7 @@ def _on_start(S, T, mid, ev):
                 while p < q:
                     _emit_site(S, T, p, b, ev)
                     p += 1
-        flags = F_NATIVE if S.sites[p, SI_KIND] == SITE_NATIVE else F_UNTRACED
+        flags = (F_NATIVE if S.sites[p, SI_KIND] == SITE_NATIVE else F_UNTRACED) | S.sites[p, SI_STEP]
         _push(sc, st, rows, S.sites[p, SI_TARGET], ev, p, b, flags, 1)
         T.sstat[p, SS_CALLS] += 1
         st[top, ST_PTR] = p + 1

@@ -38,7 +38,7 @@ M_HIDDEN_CLASS = 32     # declared by a hidden class (lambda proxies): matches i
 M_IMPLICIT_ONLY = 64    # never called from a call site (<clinit>)
 M_JDK = 128
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5      # 5: s_blocking
 
 
 @dataclass
@@ -84,6 +84,7 @@ class Statics:
     s_key: np.ndarray
     s_target: np.ndarray       # resolved method id, 0 when unknown
     s_opcode: np.ndarray       # 0 virtual 1 special 2 static 3 interface 4 dynamic
+    s_blocking: np.ndarray     # the recorder stamps the clock around the call (blocking="true")
     s_call: list[str]
     # exception handlers
     h_block: np.ndarray        # the covering block
@@ -326,6 +327,7 @@ def _build(cols: StaticColumns) -> Statics:
         s_kind=np.zeros(len(s_rows), np.int8), s_key=np.full(len(s_rows), -2, np.int32),
         s_target=np.zeros(len(s_rows), np.int32),
         s_opcode=np.array([_OPCODES.get(t, 0) for t in s_type], np.int8), s_call=_take(cols.s_call, s_rows),
+        s_blocking=np.asarray(cols.s_blocking, np.bool_).reshape(-1)[s_rows],
         h_block=h_block, h_target=h_target,
         h_catch_all=np.array([not t for t in h_type], np.bool_), h_type=[t or "" for t in h_type],
         instructions={int(gb_of_col[g]): text for g, text in cols.instructions.items() if gb_of_col[g] >= 0},
@@ -407,7 +409,7 @@ def _site_kind(st: Statics, owner: str, key: str, op: int, lookup) -> tuple[int,
 _ARRAYS = ("c_jdk", "c_hidden", "c_instrumented", "m_class", "m_flags", "m_key", "m_blocks", "m_block_base",
            "page_base", "b_method", "b_index", "b_start", "b_end", "b_metrics", "b_site_begin",
            "b_handler_begin", "b_is_handler", "s_block", "s_offset", "s_kind", "s_key", "s_target",
-           "s_opcode", "h_block", "h_target", "h_catch_all")
+           "s_opcode", "s_blocking", "h_block", "h_target", "h_catch_all")
 _STRINGS = ("c_name", "c_loader", "c_super", "c_source", "m_name", "m_desc", "b_lines", "s_call", "h_type")
 
 

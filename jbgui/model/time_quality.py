@@ -18,15 +18,16 @@ unless recorded with ``blocking=off``: the stamps are points of the thread's clo
 (:class:`jbgui.model.blocking_times.Axis`, which every call time here is read on) a stamped
 call's ends fall on points, so it is not marked. What stays marked are pauses no stamp measured
 (class loading, contended ``synchronized`` methods, every pause of a trace recorded without
-stamps), and the natives that share one stamped wait with another native at the same event
-(``ThreadReplay.shared_steps``: the stamps do not say which of them waited).
+stamps), and the natives that share one stamped wait with another native at the same event when
+the trace does not say which of them waited (``ThreadReplay.shared_steps``; static.xml marks the
+blocking calls, and replay places the natives beside one off its step: ``Axis``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from jbgui.model.blocking_times import SYNTHETIC, Axis
+from jbgui.model.blocking_times import BESIDE_WAIT, SYNTHETIC, Axis
 
 # An interval is slow when its nanoseconds per event exceed this many times the thread's usual
 # pace (then a pause took at least 80% of it)... 10 left a 200 ms sleep in a 64 K-event interval of
@@ -121,5 +122,6 @@ def interpolated_spans(clock, first: np.ndarray, last: np.ndarray, flags: np.nda
     duration = axis.times(np.asarray(end_last, np.float64) + 1.0) - axis.times(start)
     marked = err > TOLERANCE * np.maximum(duration, 0.0)
     if shared_steps is not None and len(shared_steps):
-        marked |= ((flags & SYNTHETIC) != 0) & (first == np.asarray(last)) & np.isin(first, shared_steps)
+        marked |= ((flags & SYNTHETIC) != 0) & ((flags & BESIDE_WAIT) == 0) & (first == np.asarray(last)) & \
+            np.isin(first, shared_steps)
     return marked

@@ -9,6 +9,7 @@ import numpy as np
 
 from jbgui.model import layout
 from jbgui.model.blocking_times import SYNTHETIC, Axis, clock_points
+from jbgui.model.replay_kernel import F_AFTER_WAIT, F_BEFORE_WAIT
 from jbgui.model.format.clock import DTYPE
 
 EXACT = layout.CLOCK_FLAG_EXACT
@@ -141,6 +142,25 @@ def test_natives_at_one_event_share_the_step_and_unstamped_ones_keep_an_event():
     assert got[3] == (5500.0, 5610.0)
 
 
+def test_natives_beside_a_blocking_call_are_off_its_step():
+    """JDK 17's ``LOCK.wait(ms)`` then the loop's ``System.nanoTime()`` in one block, and a
+    ``nanoTime()`` before a native ``Thread.sleep``: three natives at event 100, the stamps
+    measured the blocking one. Replay flags the others (replay.beside_waits): the one after the
+    wait spans event 100's unit, after the step, the one before it nothing, at the step's bottom
+    (event 99's unit is where a call before it may end); the wait spans its stamps; neither
+    neighbour weighs anything."""
+    points = clock_points(records((0, 0, EXACT), (100, 1000, BEFORE), (100, 5000, AFTER), (200, 6000, EXACT)))
+    calls = [(100, 100, NATIVE | F_BEFORE_WAIT), (100, 100, NATIVE), (100, 100, NATIVE | F_AFTER_WAIT),
+             (100, 104, 0)]
+    before, wait, after, nxt = spans(points, calls)
+    assert wait == (1000.0, 5000.0)
+    assert before == (1000.0, 1000.0)
+    assert after == (5000.0, 5010.0)            # event 100's, at the pace after it
+    assert nxt[0] == 5000.0                     # the call starting at event 100 starts after the wait too
+    first, last, flags = (np.array(c, np.int64) for c in zip(*calls))
+    assert Axis(points).weight_spans(first, last, flags).tolist() == [0, 4000, 0, 40]
+
+
 def test_without_steps_spans_are_the_interpolation_itself():
     points = clock_points(records((0, 0, EXACT), (100, 333, EXACT), (700, 1000, EXACT)))
     rng = np.random.default_rng(3)
@@ -201,11 +221,18 @@ def _rows_by_search(axis: Axis, first, last, flags, weights: bool):
     the reference the one-pass kernel must equal."""
     steps = axis.steps
     synthetic = (flags & SYNTHETIC) != 0
+    after = synthetic & ((flags & F_AFTER_WAIT) != 0)
+    before = synthetic & ~after & ((flags & F_BEFORE_WAIT) != 0)
+    takes = synthetic & ~after & ~before
     on_step = np.isin(first, steps)
-    start = first + np.searchsorted(steps, first, side="right") - (synthetic & on_step)
-    end = np.where(synthetic & (first == last), start, last + np.searchsorted(steps, last, side="right"))
+    alone = synthetic & (first == last)
+    start = first + np.searchsorted(steps, first, side="right") - ((takes | before) & on_step)
+    # beside a wait, recording nothing: the unit after the step, or nothing at its bottom; weightless
+    end = np.where(alone, start, last + np.searchsorted(steps, last, side="right"))
     if weights:
-        end = end + (synthetic & (first == last) & on_step)
+        end = end + (alone & takes & on_step)
+    else:
+        end = end - (alone & before & on_step)
     return start, end
 
 
@@ -239,6 +266,7 @@ def test_axis_positions_in_one_pass_equal_the_search_per_value():
             rng.shuffle(first)
         last = first + rng.geometric(0.05, n) - 1
         flags = np.where(rng.random(n) < 0.4, NATIVE, 0)
+        flags |= np.where(flags != 0, rng.choice([0, 0, F_BEFORE_WAIT, F_AFTER_WAIT], n), 0)
         natives_alone = (flags != 0) & (rng.random(n) < 0.7)
         last[natives_alone] = first[natives_alone]          # natives that recorded nothing
         for weights in (False, True):

@@ -62,7 +62,7 @@ def _columns(classes, methods) -> StaticColumns:
                          c_hidden=[], c_instrumented=[], m_id=[], m_class=[], m_name=[], m_desc=[], m_native=[],
                          m_abstract=[], m_intrinsic=[], m_instrumented=[], m_static=[], m_blocks=[], m_pages=[],
                          b_method=[], b_start=[], b_end=[], b_lines=[], b_metrics=[], s_block=[], s_call=[],
-                         s_type=[], s_offset=[], h_block=[], h_word=[], h_type=[], instructions={})
+                         s_type=[], s_offset=[], s_blocking=[], h_block=[], h_word=[], h_type=[], instructions={})
     for cid, (name, loader, sup, jdk, hidden, instr, source) in classes.items():
         for column, value in zip(("c_id", "c_name", "c_loader", "c_super", "c_jdk", "c_hidden", "c_instrumented",
                                   "c_source"), (cid, name, loader, sup, jdk, hidden, instr, source)):
@@ -86,6 +86,7 @@ def _columns(classes, methods) -> StaticColumns:
                 cols.s_call.append(call)
                 cols.s_type.append(typ)
                 cols.s_offset.append(offset)
+                cols.s_blocking.append(False)
             for word, typ in handlers:
                 cols.h_block.append(g)
                 cols.h_word.append(word)

@@ -53,6 +53,7 @@ class CallSiteRecord(NamedTuple):
     offset: int                # -1 when not given
     interface: bool = False
     bootstrap: str | None = None
+    blocking: bool = False     # the recorder stamps the clock around it (jbgui.instr.BlockingCalls)
 
 
 class HandlerRecord(NamedTuple):
@@ -152,7 +153,7 @@ def _read_method(m) -> MethodRecord:
             if tag == "call_site_list":
                 sites = tuple(CallSiteRecord(s.get("call", ""), s.get("type", ""),
                                              _int(s, "offset", -1, MAX_CODE_OFFSET, -1), s.get("itf") == "true",
-                                             s.get("bootstrap"))
+                                             s.get("bootstrap"), s.get("blocking") == "true")
                               for s in child.iterchildren("call_site"))
             elif tag == "exception_handler_list":
                 handlers = tuple(HandlerRecord(_int(h, "basic_block_id", -1, MAX_BLOCK_WORD, -1), h.get("type"))
@@ -323,6 +324,7 @@ class StaticColumns:
     s_call: list[str]
     s_type: list[str]
     s_offset: list[int]
+    s_blocking: list[bool]         # blocking="true": the recorder stamps the clock around the call
     h_block: list[int]
     h_word: list[int]
     h_type: list[str | None]
@@ -369,6 +371,7 @@ def columns_from_records(records, problems: list[str]) -> StaticColumns:
                     cols.s_call.append(s.call)
                     cols.s_type.append(s.type)
                     cols.s_offset.append(s.offset)
+                    cols.s_blocking.append(s.blocking)
                 for h in b.handlers:
                     cols.h_block.append(g)
                     cols.h_word.append(h.block_word)
@@ -414,7 +417,7 @@ _KEPT = {
                ("code_length", "-1"), ("access", "0"), ("instrumented", None), ("native", None), ("abstract", None),
                ("intrinsic", None), ("static", None)),
     "basic_block": (("index", None), ("start", "-1"), ("end", "-1"), ("lines", ""), ("metrics", "")),
-    "call_site": (("call", ""), ("type", ""), ("offset", "-1")),
+    "call_site": (("call", ""), ("type", ""), ("offset", "-1"), ("blocking", None)),
     "exception_handler": (("basic_block_id", "-1"), ("type", None)),
 }
 # Files this big are read in two halves at once (the second by a child process, whose start-up,
@@ -638,7 +641,7 @@ def _checked_columns(t: _Collector) -> StaticColumns:
         b_method=b_method, b_start=_ints(blocks["start"], "start", -1, MAX_CODE_OFFSET + 1),
         b_end=_ints(blocks["end"], "end", -1, MAX_CODE_OFFSET + 1), b_lines=blocks["lines"], b_metrics=blocks["metrics"],
         s_block=np.array(t.site_block, np.int64), s_call=sites["call"], s_type=sites["type"],
-        s_offset=_ints(sites["offset"], "offset", -1, MAX_CODE_OFFSET),
+        s_offset=_ints(sites["offset"], "offset", -1, MAX_CODE_OFFSET), s_blocking=_flags(sites["blocking"]),
         h_block=np.array(t.handler_block, np.int64),
         h_word=_ints(handlers["basic_block_id"], "basic_block_id", -1, MAX_BLOCK_WORD), h_type=handlers["type"],
         instructions={g: text for g, text in t.instructions.items() if text},

@@ -5,7 +5,7 @@ import java.util.concurrent.locks.LockSupport;
  * Calls that block for known times, each followed by a short computation: the recorder's clock
  * stamps around blocking calls must give each its real duration (tests/recorder/test_blocking_times.py).
  *
- *   nap(200)      Thread.sleep(200)
+ *   nap(200)      System.nanoTime(), then Thread.sleep(200)
  *   waitOn(120)   Object.wait(120) on a monitor nobody notifies
  *   park(80)      LockSupport.parkNanos(blocker, 80 ms): setBlocker, Unsafe.park, setBlocker, so
  *                 a call starts at the very event at which the native park is recorded
@@ -21,8 +21,11 @@ import java.util.concurrent.locks.LockSupport;
 public class Main {
     static final Object LOCK = new Object();
 
-    static void nap(long ms) throws InterruptedException {
+    /** On JDK 17 Thread.sleep is native: the nanoTime before it is a native at the same event. */
+    static long nap(long ms) throws InterruptedException {
+        long t = System.nanoTime();
         Thread.sleep(ms);
+        return t;
     }
 
     static void waitOn(long ms) throws InterruptedException {

@@ -195,6 +195,11 @@ final class MethodElements {
                     if (mi.itf) {
                         s.append(" itf=\"true\"");
                     }
+                    if (BlockingCalls.isBlocking(mi)) {
+                        // the calls the recorder stamps the clock around: the explorer gives the
+                        // wait to this call, not to a native beside it at the same event
+                        s.append(" blocking=\"true\"");
+                    }
                 } else {
                     InvokeDynamicInsnNode d = (InvokeDynamicInsnNode) insn;
                     s.append(':').append(Xml.attr(d.name)).append(Xml.attr(d.desc)).append("\" type=\"INVOKEDYNAMIC\"");
