@@ -97,25 +97,34 @@ def kernel_statics(st: Statics) -> K.Static:
 
 
 def beside_waits(st: Statics) -> np.ndarray:
-    """Per call site, the flag its synthetic row gets for where it ran against a blocking call
-    beside it (``K.F_BEFORE_WAIT``, ``K.F_AFTER_WAIT``, or 0): a native or untraced call in the
-    block of a blocking native (``s_blocking``, the calls the recorder stamps) with only such calls
-    between. None of them records an event, so replay puts them all at the event the wait's
-    stamps lie at; the stamps measured the blocking one (JDK 17's ``LOCK.wait(ms)`` then the
-    loop's ``System.nanoTime()`` in one block: both took the 120 ms wait). After one wait and
-    before another, a call is after."""
+    """Per call site, the flag its synthetic row gets for where it ran against a wait beside it
+    (``K.F_BEFORE_WAIT``, ``K.F_AFTER_WAIT``, or 0): a native or untraced call in the block of a
+    blocking native (``s_blocking``, the calls the recorder stamps) or of a ``monitorenter``
+    (``b_monitor``, stamped when it waited), with only such calls between. None of them records
+    an event, so replay puts them all at the event the wait's stamps lie at, and the stamps
+    measured the wait (JDK 17's ``LOCK.wait(ms)`` then the loop's ``System.nanoTime()`` in one
+    block: both took the 120 ms wait; ``t = System.nanoTime(); synchronized (lock)`` gave the
+    nanoTime the time it waited for the lock). After one wait and before another, a call is after."""
     out = np.zeros(st.n_sites, np.int64)
     blocking = np.asarray(st.s_blocking, np.bool_)
     silent = np.isin(st.s_kind, (K.SITE_NATIVE, K.SITE_UNTRACED))     # never starts: records no event
-    for b in np.flatnonzero(blocking & silent).tolist():
-        gb = int(st.s_block[b])
-        lo, hi = int(st.b_site_begin[gb]), int(st.b_site_begin[gb + 1])
-        q = b - 1
+    begin = st.b_site_begin
+    # each wait as (its block, where the sites before it end, where those after it begin): a
+    # blocking call is itself neither, a monitorenter lies between two sites
+    calls = np.flatnonzero(blocking & silent)
+    monitors = np.flatnonzero(np.asarray(st.b_monitor) >= 0)
+    waits = [(int(st.s_block[b]), b, b + 1) for b in calls.tolist()]
+    for gb in monitors.tolist():
+        at = int(begin[gb]) + int(st.b_monitor[gb])
+        waits.append((gb, at, at))
+    for gb, before_end, after_start in waits:
+        lo, hi = int(begin[gb]), int(begin[gb + 1])
+        q = before_end - 1
         while q >= lo and silent[q] and not blocking[q]:
             if not out[q]:
                 out[q] = K.F_BEFORE_WAIT
             q -= 1
-        q = b + 1
+        q = after_start
         while q < hi and silent[q] and not blocking[q]:
             out[q] = K.F_AFTER_WAIT
             q += 1

@@ -38,7 +38,7 @@ M_HIDDEN_CLASS = 32     # declared by a hidden class (lambda proxies): matches i
 M_IMPLICIT_ONLY = 64    # never called from a call site (<clinit>)
 M_JDK = 128
 
-CACHE_VERSION = 5      # 5: s_blocking
+CACHE_VERSION = 5      # 5: s_blocking, b_monitor
 
 
 @dataclass
@@ -76,6 +76,7 @@ class Statics:
     b_site_begin: np.ndarray   # call sites of block gb: site_begin[gb] .. site_begin[gb+1]
     b_handler_begin: np.ndarray
     b_is_handler: np.ndarray   # the block is a handler entry
+    b_monitor: np.ndarray      # its call sites before its monitorenter (-1: it has none; monitorenter=)
     b_lines: list[str]
     # call sites
     s_block: np.ndarray
@@ -323,6 +324,7 @@ def _build(cols: StaticColumns) -> Statics:
         b_metrics=metrics_table(_take(cols.b_metrics, b_pos), problems),
         b_site_begin=b_site_begin, b_handler_begin=b_handler_begin,
         b_is_handler=b_is_handler[:n_b], b_lines=_take(cols.b_lines, b_pos),
+        b_monitor=np.minimum(np.asarray(cols.b_monitor, np.int64).reshape(-1)[b_pos], np.diff(b_site_begin)).astype(np.int32),
         s_block=s_block, s_offset=np.asarray(cols.s_offset, np.int32)[s_rows],
         s_kind=np.zeros(len(s_rows), np.int8), s_key=np.full(len(s_rows), -2, np.int32),
         s_target=np.zeros(len(s_rows), np.int32),
@@ -408,7 +410,7 @@ def _site_kind(st: Statics, owner: str, key: str, op: int, lookup) -> tuple[int,
 
 _ARRAYS = ("c_jdk", "c_hidden", "c_instrumented", "m_class", "m_flags", "m_key", "m_blocks", "m_block_base",
            "page_base", "b_method", "b_index", "b_start", "b_end", "b_metrics", "b_site_begin",
-           "b_handler_begin", "b_is_handler", "s_block", "s_offset", "s_kind", "s_key", "s_target",
+           "b_handler_begin", "b_is_handler", "b_monitor", "s_block", "s_offset", "s_kind", "s_key", "s_target",
            "s_opcode", "s_blocking", "h_block", "h_target", "h_catch_all")
 _STRINGS = ("c_name", "c_loader", "c_super", "c_source", "m_name", "m_desc", "b_lines", "s_call", "h_type")
 

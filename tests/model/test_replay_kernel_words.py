@@ -61,7 +61,7 @@ def _columns(classes, methods) -> StaticColumns:
     cols = StaticColumns(problems=[], c_id=[], c_name=[], c_loader=[], c_super=[], c_source=[], c_jdk=[],
                          c_hidden=[], c_instrumented=[], m_id=[], m_class=[], m_name=[], m_desc=[], m_native=[],
                          m_abstract=[], m_intrinsic=[], m_instrumented=[], m_static=[], m_blocks=[], m_pages=[],
-                         b_method=[], b_start=[], b_end=[], b_lines=[], b_metrics=[], s_block=[], s_call=[],
+                         b_method=[], b_start=[], b_end=[], b_lines=[], b_metrics=[], b_monitor=[], s_block=[], s_call=[],
                          s_type=[], s_offset=[], s_blocking=[], h_block=[], h_word=[], h_type=[], instructions={})
     for cid, (name, loader, sup, jdk, hidden, instr, source) in classes.items():
         for column, value in zip(("c_id", "c_name", "c_loader", "c_super", "c_jdk", "c_hidden", "c_instrumented",
@@ -81,6 +81,7 @@ def _columns(classes, methods) -> StaticColumns:
             cols.b_end.append(end)
             cols.b_lines.append(lines)
             cols.b_metrics.append(metrics)
+            cols.b_monitor.append(-1)
             for call, typ, offset in sites:
                 cols.s_block.append(g)
                 cols.s_call.append(call)

@@ -211,8 +211,18 @@ def test_a_contended_synchronized_block_is_stamped(jdk, replayed):
     assert (end_ns - start_ns) / 1e6 <= measured_ms(measured, "monitorenter"), (end_ns - start_ns, measured)
     assert end_ns >= dict(measured)["released"]
     # on the timeline: lockedOut contains the wait as a step of its own (no call of its drawn there)
-    assert int(waits[0, 0]) in main.axis.steps.tolist()
+    at = int(waits[0, 0])
+    assert at in main.axis.steps.tolist()
     assert ms(main, row)[0] >= (end_ns - start_ns) / 1e6
+    # ``t = System.nanoTime(); synchronized (HELD)``: the native before the monitorenter is at the
+    # wait's event too; it ran before the wait and takes none of it (it took all 300 ms)
+    first = np.asarray(main.calls.first)
+    inside = np.arange(row[0] + 1, int(main.calls.end[row[0]]))
+    at_wait = inside[(first[inside] == at) & (np.asarray(main.calls.last)[inside] == at)]
+    assert [names[r] for r in at_wait] == ["java.lang.System.nanoTime()J"], [names[r] for r in at_wait]
+    assert main.calls.flags[at_wait[0]] & K.F_BEFORE_WAIT
+    start, end = main.spans(at_wait)
+    assert end[0] - start[0] < 1e6 and end[0] <= start_ns, (start, end, start_ns)
 
 
 def test_every_thread_maps_events_to_time_monotonically(jdk, replayed):

@@ -70,6 +70,7 @@ class BlockRecord(NamedTuple):
     sites: tuple
     handlers: tuple
     instructions: str | None
+    monitor: int = -1          # call sites before its monitorenter (-1: none); see monitorenter=
 
 
 @dataclass(slots=True)
@@ -165,7 +166,8 @@ def _read_method(m) -> MethodRecord:
             raise Malformed(f"method {name}{desc}: block index {index} where {len(method.block_list)} belongs")
         method.block_list.append(BlockRecord(
             index, _int(b, "start", -1, MAX_CODE_OFFSET + 1, -1), _int(b, "end", -1, MAX_CODE_OFFSET + 1, -1),
-            b.get("lines", ""), b.get("metrics", ""), sites, handlers, instr))
+            b.get("lines", ""), b.get("metrics", ""), sites, handlers, instr,
+            _int(b, "monitorenter", -1, len(sites), -1)))
     have = len(method.block_list)
     if not have and pages != 1:
         raise Malformed(f"method {name}{desc}: block_pages={pages} without blocks")
@@ -319,6 +321,7 @@ class StaticColumns:
     b_end: list[int]
     b_lines: list[str]
     b_metrics: list[str]           # parsed by metrics_table
+    b_monitor: list[int]           # monitorenter=: its call sites before its monitorenter, -1 without
     # call sites and handlers, in order within their block
     s_block: list[int]             # position in the block columns
     s_call: list[str]
@@ -366,6 +369,7 @@ def columns_from_records(records, problems: list[str]) -> StaticColumns:
                 cols.b_end.append(b.end)
                 cols.b_lines.append(b.lines)
                 cols.b_metrics.append(b.metrics)
+                cols.b_monitor.append(b.monitor)
                 for s in b.sites:
                     cols.s_block.append(g)
                     cols.s_call.append(s.call)
@@ -416,7 +420,8 @@ _KEPT = {
     "method": (("id", None), ("name", None), ("desc", None), ("blocks", "0"), ("block_pages", "1"),
                ("code_length", "-1"), ("access", "0"), ("instrumented", None), ("native", None), ("abstract", None),
                ("intrinsic", None), ("static", None)),
-    "basic_block": (("index", None), ("start", "-1"), ("end", "-1"), ("lines", ""), ("metrics", "")),
+    "basic_block": (("index", None), ("start", "-1"), ("end", "-1"), ("lines", ""), ("metrics", ""),
+                    ("monitorenter", "-1")),
     "call_site": (("call", ""), ("type", ""), ("offset", "-1"), ("blocking", None)),
     "exception_handler": (("basic_block_id", "-1"), ("type", None)),
 }
@@ -640,6 +645,7 @@ def _checked_columns(t: _Collector) -> StaticColumns:
         m_static=_flags(methods["static"]), m_blocks=have, m_pages=m_pages,
         b_method=b_method, b_start=_ints(blocks["start"], "start", -1, MAX_CODE_OFFSET + 1),
         b_end=_ints(blocks["end"], "end", -1, MAX_CODE_OFFSET + 1), b_lines=blocks["lines"], b_metrics=blocks["metrics"],
+        b_monitor=_ints(blocks["monitorenter"], "monitorenter", -1, MAX_CODE_OFFSET),
         s_block=np.array(t.site_block, np.int64), s_call=sites["call"], s_type=sites["type"],
         s_offset=_ints(sites["offset"], "offset", -1, MAX_CODE_OFFSET), s_blocking=_flags(sites["blocking"]),
         h_block=np.array(t.handler_block, np.int64),

@@ -173,6 +173,22 @@ final class MethodElements {
             }
             s.append('"');
         }
+        int sitesBefore = 0;
+        int monitor = -1;
+        for (int i = from; i < to; i++) {
+            AbstractInsnNode insn = ba.insns[i];
+            if (insn instanceof MethodInsnNode || insn instanceof InvokeDynamicInsnNode) {
+                sitesBefore++;
+            } else if (insn.getOpcode() == Opcodes.MONITORENTER) {
+                monitor = sitesBefore;
+            }
+        }
+        if (monitor >= 0) {
+            // how many of the block's call sites come before its (last) monitorenter, which the
+            // recorder stamps when it waited: the explorer then knows which natives beside it ran
+            // before the wait and which after
+            s.append(" monitorenter=\"").append(monitor).append('"');
+        }
         s.append(" metrics=\"");
         int[] m = Metrics.of(ba.insns, from, to, cn.name);
         for (int k = 0; k < m.length; k++) {
