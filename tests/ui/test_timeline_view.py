@@ -471,3 +471,43 @@ def test_lanes_are_drawn_zoomed_in_to_a_few_nanoseconds(qtbot, window, exception
         view.viewbox.mapViewToScene(rect.center())).y())
     assert middle.saturation() > 40, middle.name()
     settle(qtbot)
+
+
+@pytest.fixture(scope="module")
+def blocking_trace(program_runs, default_jdk) -> Path:
+    _untraced, run = program_runs("blocking", default_jdk)   # recorded once per session
+    assert run.exit_code == 0, run.describe()
+    return run.trace_dir
+
+
+def test_a_wait_beside_another_native_says_its_own_time(qtbot, window, blocking_trace):
+    """tests/programs/blocking's waitOn: on JDK 17 ``LOCK.wait(left)`` and the loop's
+    ``System.nanoTime()`` after it are natives at one event, the wait's stamps'. Hovered with the
+    mouse, the wait's bar gives its measured duration, not an interpolated one, and is not
+    hatched; the nanoTime lasts under a millisecond (both had the wait's span, hatched, before
+    replay told them apart)."""
+    from jbgui.model import call_queries as Q
+
+    loaded = open_trace(qtbot, window, blocking_trace)
+    a = loaded.analysis
+    main = a.thread("main")
+    top = first_row(a, main, "Main.waitOn(")
+    waits = [r for r in range(top + 1, int(main.calls.end[top])) if a.call_name(main, r).startswith("java.lang.Object.wait")]
+    row = waits[-1]
+    ref = CallRef(main.index, row)
+    window.selection.select_call(ref, None)
+    view = window.timeline
+    view.reveal(ref, zoom=True)
+    qtbot.wait(20)
+    repaint(view)
+    assert (main.index, row) not in view.item.last_interpolated
+    at = call_pixel(view, ref)
+    qtbot.mouseMove(view.plot.viewport(), at)
+    qtbot.mouseMove(view.plot.viewport(), at + QPoint(1, 0))
+    qtbot.waitUntil(lambda: view.hovered == ref, timeout=2000)
+    assert "duration " in view.hover_text and "duration ≈" not in view.hover_text, view.hover_text
+    after = row + 1
+    if a.call_name(main, after).startswith("java.lang.System.nanoTime("):     # JDK 17: at the wait's event
+        assert main.calls.first[after] == main.calls.first[row]
+        assert float(Q.duration(main, np.array([after]))[0]) < 1e6
+    settle(qtbot)
