@@ -11,6 +11,9 @@ import org.objectweb.asm.tree.MethodInsnNode;
  * methods, so that the stamps sit inside the instrumented JDK method that blocks (JDK 17's
  * {@code Thread.sleep} is itself native: its stamps then sit at the program's call site). A call
  * matched here that does not block costs two clock reads and two small records in clock.bin.
+ * static.xml marks these call sites {@code blocking="true"} (MethodElements), and each block's
+ * {@code monitorenter}: natives beside one record no event either, so they sit at the wait's
+ * event, and the explorer must know which call waited (jbgui/model/replay.py, beside_waits).
  *
  * <p>Contended {@code synchronized} blocks are stamped apart (ProbeInserter: the clock is read
  * around every {@code monitorenter}, and stamped only when it waited). Not covered:
