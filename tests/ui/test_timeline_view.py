@@ -14,18 +14,21 @@ from jbgui.ui.main_window import MainWindow
 from jbgui.ui.selection import CallRef
 
 
-@pytest.fixture(scope="module")
-def exceptions_trace(program_runs, default_jdk) -> Path:
-    _untraced, run = program_runs("exception_paths", default_jdk)   # recorded once per session
+def recorded(program_runs, jdk, program: str) -> Path:
+    """The trace of a program of tests/programs, recorded once per session."""
+    _untraced, run = program_runs(program, jdk)
     assert run.exit_code == 0, run.describe()
     return run.trace_dir
+
+
+@pytest.fixture(scope="module")
+def exceptions_trace(program_runs, default_jdk) -> Path:
+    return recorded(program_runs, default_jdk, "exception_paths")
 
 
 @pytest.fixture(scope="module")
 def threads_trace(program_runs, default_jdk) -> Path:
-    _untraced, run = program_runs("multithread", default_jdk)   # recorded once per session
-    assert run.exit_code == 0, run.describe()
-    return run.trace_dir
+    return recorded(program_runs, default_jdk, "multithread")
 
 
 @pytest.fixture
@@ -151,9 +154,7 @@ def test_every_lane_fits_on_one_screen_and_a_header_click_expands_it(qtbot, wind
 
 @pytest.fixture(scope="module")
 def grid_trace(program_runs, default_jdk) -> Path:
-    _untraced, run = program_runs("call_grid", default_jdk)   # recorded once per session
-    assert run.exit_code == 0, run.describe()
-    return run.trace_dir
+    return recorded(program_runs, default_jdk, "call_grid")
 
 
 def test_every_bar_with_room_carries_its_name(qtbot, window, grid_trace):
@@ -189,6 +190,18 @@ def test_every_bar_with_room_carries_its_name(qtbot, window, grid_trace):
     assert not missing, f"{len(missing)} of {len(medium)} bars unlabelled"
 
 
+def shown_unhatched(qtbot, window, thread, row):
+    """Selects call ``row`` and zooms the timeline onto it: drawn, and not hatched as interpolated."""
+    ref = CallRef(thread.index, row)
+    window.selection.select_call(ref, None)
+    view = window.timeline
+    view.reveal(ref, zoom=True)
+    qtbot.wait(20)
+    repaint(view)
+    assert (thread.index, row) not in view.item.last_interpolated
+    return view, ref
+
+
 def test_a_stamped_sleep_is_exact_and_not_hatched(qtbot, window, sleeps_trace):
     from jbgui.model import call_queries as Q
     from jbgui.model import time_quality as TQ
@@ -200,13 +213,7 @@ def test_a_stamped_sleep_is_exact_and_not_hatched(qtbot, window, sleeps_trace):
     seconds = float(Q.duration(main, np.array([row]))[0]) / 1e9
     assert 0.199 <= seconds <= 0.5, seconds          # the recorder stamped the clock around it
     assert not TQ.interpolated(main, np.array([row]))[0]
-    ref = CallRef(main.index, row)
-    window.selection.select_call(ref, None)
-    view = window.timeline
-    view.reveal(ref, zoom=True)
-    qtbot.wait(20)
-    repaint(view)
-    assert (main.index, row) not in view.item.last_interpolated
+    shown_unhatched(qtbot, window, main, row)
     settle(qtbot)
 
 
@@ -475,9 +482,7 @@ def test_lanes_are_drawn_zoomed_in_to_a_few_nanoseconds(qtbot, window, exception
 
 @pytest.fixture(scope="module")
 def blocking_trace(program_runs, default_jdk) -> Path:
-    _untraced, run = program_runs("blocking", default_jdk)   # recorded once per session
-    assert run.exit_code == 0, run.describe()
-    return run.trace_dir
+    return recorded(program_runs, default_jdk, "blocking")
 
 
 def test_a_wait_beside_another_native_says_its_own_time(qtbot, window, blocking_trace):
@@ -494,13 +499,7 @@ def test_a_wait_beside_another_native_says_its_own_time(qtbot, window, blocking_
     top = first_row(a, main, "Main.waitOn(")
     waits = [r for r in range(top + 1, int(main.calls.end[top])) if a.call_name(main, r).startswith("java.lang.Object.wait")]
     row = waits[-1]
-    ref = CallRef(main.index, row)
-    window.selection.select_call(ref, None)
-    view = window.timeline
-    view.reveal(ref, zoom=True)
-    qtbot.wait(20)
-    repaint(view)
-    assert (main.index, row) not in view.item.last_interpolated
+    view, ref = shown_unhatched(qtbot, window, main, row)
     at = call_pixel(view, ref)
     qtbot.mouseMove(view.plot.viewport(), at)
     qtbot.mouseMove(view.plot.viewport(), at + QPoint(1, 0))
