@@ -38,7 +38,8 @@ from jbgui.model.replay_kernel import F_AFTER_WAIT, F_BEFORE_WAIT, F_NATIVE, F_U
 # Rows that stand for a call recording no event of its own (replay's synthetic rows): they ran
 # between event ``first - 1`` and event ``first``, where a step of the clock lies if they blocked.
 SYNTHETIC = F_NATIVE | F_UNTRACED
-# Synthetic rows that replay knows ran beside a blocking call at the same event, not in it.
+# Synthetic rows that replay knows ran beside a wait at the same event (a blocking call, a
+# monitorenter), not in it.
 BESIDE_WAIT = F_BEFORE_WAIT | F_AFTER_WAIT
 
 

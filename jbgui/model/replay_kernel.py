@@ -72,10 +72,10 @@ F_TRUNCATED = 64      # start or end not in the trace (running before tracing be
 F_INFERRED = 128      # its exceptional end was inferred from the handler lists, not recorded
 F_NO_START = 256      # began before the trace (with TRUNCATED)
 F_CALLBACK = 512      # called from native/untraced code (its parent is a synthetic row)
-# Synthetic rows beside a blocking call (a call site marked blocking in static.xml) in one block,
-# with only natives or untraced calls between: they record no event, so they sit at the same
-# event as the wait's stamps, and these say on which side of the wait they ran
-# (blocking_times.Axis gives the wait to the blocking call, not to them).
+# Synthetic rows beside a wait in one block (a call site static.xml marks blocking, or the
+# block's monitorenter), with only natives or untraced calls between: they record no event, so
+# they sit at the same event as the wait's stamps, and these say on which side of the wait they
+# ran (replay.beside_waits; blocking_times.Axis gives the wait to the waiting call, not to them).
 F_BEFORE_WAIT = 1024
 F_AFTER_WAIT = 2048
 

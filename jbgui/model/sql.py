@@ -166,7 +166,8 @@ _STORED = {"parent": "parent", "end_row": "end", "depth": "depth", "method": "me
            "first_event": "first", "last_event": "last", "incl_bytecodes": "incl_bytecodes",
            "incl_blocks": "incl_blocks", "flags": "flags"}
 _OPCODES = ("invokevirtual", "invokespecial", "invokestatic", "invokeinterface", "invokedynamic")
-ALL_FLAGS = Flag.NAMES + (("callback", Flag.CALLBACK), ("inferred", Flag.INFERRED), ("no_start", Flag.NO_START))
+ALL_FLAGS = Flag.NAMES + (("callback", Flag.CALLBACK), ("inferred", Flag.INFERRED), ("no_start", Flag.NO_START),
+                          ("before_wait", Flag.BEFORE_WAIT), ("after_wait", Flag.AFTER_WAIT))
 
 
 def _duckdb():
