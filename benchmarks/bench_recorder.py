@@ -42,6 +42,9 @@ or MISSED, and the README's performance table. It asserts nothing: numbers are f
     python benchmarks/bench_recorder.py --workload javac --variant method --threads --no-check
                                    # also the CPU seconds of the program's threads, the JIT
                                    # compilers, the collector and the agent's writer (thread_cpu.py)
+    python benchmarks/bench_recorder.py --workload jedit --variant traced --counters --no-check
+                                   # also HotSpot's counters: classes parsed and verified, and the
+                                   # seconds verification, class loading and the JIT took (jvm_counters.py)
     python benchmarks/bench_recorder.py --cold --workload javac --variant traced --baseline-agent OLD --no-check
                                    # every recording run from an empty instrumentation cache, as a
                                    # user's first run: what instrumenting and describing cost
@@ -72,10 +75,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))  # jedit_startup, thread_cpu
+sys.path.insert(0, str(REPO / "benchmarks"))  # jedit_startup, thread_cpu, jvm_counters
 
 from jbgui.agent.build import AgentBuildError, ensure_agent, find_java_home  # noqa: E402
 from jbgui.launch.command import agent_flag  # noqa: E402
+
+import jvm_counters  # noqa: E402
 
 JAVAC_FLAGS = ["-implicit:none", "-proc:none", "-XDignore.symbol.file", "-nowarn"]
 HELLO = 'public class Hello { public static void main(String[] a) { System.out.println("Hello, world!"); } }\n'
@@ -164,6 +169,10 @@ class Samples:
     checks: list[str] = field(default_factory=list)
     #: per variant, per run: CPU seconds per thread group (thread_cpu.GROUPS), with --threads only
     cpu: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    #: per variant, per run: HotSpot's own counters (jvm_counters.COUNTERS), with --counters only
+    counters: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    #: runs whose counters could not be read, and why (--counters)
+    counter_errors: list[str] = field(default_factory=list)
 
 
 def clean_env() -> dict[str, str]:
@@ -308,7 +317,8 @@ def jbtrace_check(trace: Path) -> str | None:
 
 def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None, variant: Variant, i: int,
                 work: Path, samples: Samples, check: bool, keep: bool, reference: subprocess.CompletedProcess | None,
-                cache_dir: Path | None = None, threads: bool = False) -> subprocess.CompletedProcess:
+                cache_dir: Path | None = None, threads: bool = False, counters: bool = False
+                ) -> subprocess.CompletedProcess:
     cwd = work / f"{workload.name}-{variant.label}-{i}"
     cwd.mkdir()
     if workload.prepare:
@@ -332,10 +342,19 @@ def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None
         flag = f"-javaagent:{jar}={options}" if variant.javaagent \
             else agent_flag("java", jar, options, [str(java), *variant.jvm, *args], env)
         args = [*variant.jvm, flag, *args]
+    perf_data = cwd / "hsperfdata.bin"
+    if counters:
+        # Every variant alike, the untraced run too: the same flags on both sides of each ratio.
+        args = [*jvm_counters.jvm_flags(perf_data), *args]
     seconds, result, cpu = timed_run(java, args, cwd, workload.env, threads)
     samples.seconds.setdefault(variant.label, []).append(seconds)
     if cpu is not None:
         samples.cpu.setdefault(variant.label, []).append(cpu)
+    if counters:
+        try:
+            samples.counters.setdefault(variant.label, []).append(jvm_counters.read(java, perf_data))
+        except jvm_counters.CountersMissing as missing:
+            samples.counter_errors.append(f"{variant.label} run {i}: {missing}")
     problem = workload.verify(cwd) if workload.verify else None
     if problem:
         samples.problems.append(f"{variant.label} run {i}: {problem}")
@@ -367,7 +386,8 @@ def run_variant(workload: Workload, java: Path, agent: Path, jacoco: Path | None
 
 
 def measure(workload: Workload, variants: list[Variant], java: Path, agent: Path, jacoco: Path | None, runs: int,
-            work: Path, check: bool, keep: bool, threads: bool = False, cold: bool = False) -> Samples:
+            work: Path, check: bool, keep: bool, threads: bool = False, cold: bool = False,
+            counters: bool = False) -> Samples:
     samples = Samples()
     if cold:
         # Every recording run starts from an empty instrumentation cache, as a user's first run
@@ -378,7 +398,7 @@ def measure(workload: Workload, variants: list[Variant], java: Path, agent: Path
                 recording = v.agent_options is not None and not v.jacoco
                 cache = work / f"cold-cache-{v.label}-{i}" if recording else None
                 result = run_variant(workload, java, agent, jacoco, v, i, work, samples, check, keep, reference,
-                                     cache_dir=cache, threads=threads)
+                                     cache_dir=cache, threads=threads, counters=counters)
                 if cache is not None:
                     shutil.rmtree(cache, ignore_errors=True)
                 if not recording and not v.jacoco:
@@ -405,7 +425,7 @@ def measure(workload: Workload, variants: list[Variant], java: Path, agent: Path
         reference = None
         for v in variants:
             result = run_variant(workload, java, agent, jacoco, v, i, work, samples, check, keep, reference,
-                                 threads=threads)
+                                 threads=threads, counters=counters)
             if v.agent_options is None and not v.jacoco:
                 reference = result
         print(f"  {workload.name} run {i + 1}/{runs}: "
@@ -469,6 +489,29 @@ def cpu_report(results: dict[str, Samples]) -> None:
     print()
 
 
+def counters_report(results: dict[str, Samples]) -> None:
+    """With --counters: the medians of HotSpot's own counters per variant (jvm_counters.py), the
+    classes parsed from class bytes, loaded from the CDS archive and verified, and the seconds verification, class
+    loading as a whole and the JIT's compilations took."""
+    if not any(s.counters or s.counter_errors for s in results.values()):
+        return
+    columns = [c[0] for c in jvm_counters.COUNTERS]
+    header = f"{'workload':<8} {'variant':<14} " + " ".join(f"{c:>9}" for c in columns)
+    print("HotSpot's counters (medians; jvm_counters.py: times on the threads that did the work)")
+    print(header)
+    print("-" * len(header))
+    for name, s in results.items():
+        for label, runs in s.counters.items():
+            cells = []
+            for column, _, is_time in jvm_counters.COUNTERS:
+                value = median([run[column] for run in runs if column in run])
+                cells.append(f"{value:>9.2f}" if is_time else f"{value:>9,.0f}")
+            print(f"{name:<8} {label:<14} " + " ".join(cells))
+        for error in s.counter_errors:
+            print(f"  {name}: no counters for {error}")
+    print()
+
+
 def report(results: dict[str, Samples], runs: int, cold: bool = False) -> None:
     header = f"{'workload':<8} {'variant':<14} {'median s':>9} {'vs untraced':>12} {'events':>15} {'bytes/event':>11}"
     print(f"medians of {runs} run(s), variants alternating (ratios: median of the per-run ratios)")
@@ -485,6 +528,7 @@ def report(results: dict[str, Samples], runs: int, cold: bool = False) -> None:
             print(f"{name:<8} {label:<14} {median(secs):>9.3f} {r:>11.2f}x {events:>15,.0f} {per_event:>11.3f}")
     print()
     cpu_report(results)
+    counters_report(results)
     print("targets (issue 14):")
 
     def line(text: str, value: float, ok: bool, note: str = "") -> None:
@@ -612,6 +656,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", action="store_true",
                         help="also report CPU seconds per thread group: the program, the JIT compilers, "
                              "the collector, the agent (Linux; samples /proc 20 times a second)")
+    parser.add_argument("--counters", action="store_true",
+                        help="also report HotSpot's own counters of each run: classes parsed, shared and verified, "
+                             "the seconds verification, class loading and the JIT took (jvm_counters.py)")
     parser.add_argument("--cold", action="store_true",
                         help="start every recording run from an empty instrumentation cache (a user's first run), "
                              "instead of filling each variant's cache once uncounted")
@@ -660,7 +707,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: {workload.setup_note}", file=sys.stderr)
             results[name] = measure(workload, variants_of(name, jacoco, args.baseline_agent, args.variant), java,
                                     agent, jacoco, args.runs, work,
-                                    not args.no_check, args.keep, args.threads, args.cold)
+                                    not args.no_check, args.keep, args.threads, args.cold, args.counters)
         stack.close()
         report(results, args.runs, args.cold)
     finally:

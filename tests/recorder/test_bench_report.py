@@ -39,3 +39,19 @@ def test_hello_without_its_traced_variant_leaves_its_target_out(capsys):
     out = capsys.readouterr().out
     assert "traced hello world" not in out
     assert "cold instrumentation cache, reported apart: 5.100 s" in out
+
+
+def test_the_counters_table_gives_each_variants_medians_and_the_runs_without_counters(capsys):
+    run = {"parsed": 2900.0, "from CDS": 650.0, "verified": 1450.0, "verify s": 0.08, "classes s": 0.66, "JIT s": 12.0}
+    s = Samples(seconds={"untraced": [5.0, 5.2], "method": [10.0, 9.8]},
+                counters={"untraced": [dict(run, **{"verify s": 0.04}), dict(run, **{"verify s": 0.02})],
+                          "method": [run, dict(run, **{"JIT s": 14.0})]},
+                counter_errors=["method run 1: no performance data"])
+    bench_recorder.counters_report({"javac": s})
+    out = capsys.readouterr().out
+    rows = {line.split()[1]: line.split()[2:] for line in out.splitlines() if line.startswith("javac ")}
+    assert rows["untraced"] == ["2,900", "650", "1,450", "0.03", "0.66", "12.00"]
+    assert rows["method"] == ["2,900", "650", "1,450", "0.08", "0.66", "13.00"]
+    assert "javac: no counters for method run 1: no performance data" in out
+    bench_recorder.counters_report({"javac": samples([5.0], [10.0])})   # no --counters: nothing
+    assert capsys.readouterr().out == ""
