@@ -490,9 +490,9 @@ def cpu_report(results: dict[str, Samples]) -> None:
 
 
 def counters_report(results: dict[str, Samples]) -> None:
-    """With --counters: the medians of HotSpot's own counters per variant (jvm_counters.py), the
-    classes parsed from class bytes, loaded from the CDS archive and verified, and the seconds verification, class
-    loading as a whole and the JIT's compilations took."""
+    """With --counters: the medians of HotSpot's own counters per variant (jvm_counters.py): the
+    classes parsed from class bytes, loaded from the CDS archive and verified, and the seconds
+    verification, class loading as a whole and the JIT's compilations took."""
     if not any(s.counters or s.counter_errors for s in results.values()):
         return
     columns = [c[0] for c in jvm_counters.COUNTERS]

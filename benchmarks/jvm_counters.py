@@ -67,8 +67,11 @@ def read(java: Path, path: Path) -> dict[str, float]:
     jstat = java.with_name("jstat")
     if not jstat.is_file():
         raise CountersMissing(f"{jstat} is missing: the JDK's jstat reads the counters")
-    result = subprocess.run([str(jstat), "-J-Djstat.showUnsupported=true", "-snap", path.resolve().as_uri()],
-                            capture_output=True, text=True, timeout=60)
+    try:
+        result = subprocess.run([str(jstat), "-J-Djstat.showUnsupported=true", "-snap", path.resolve().as_uri()],
+                                capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise CountersMissing(f"jstat could not read {path}: {error}") from error
     if result.returncode != 0:
         raise CountersMissing(f"jstat could not read {path}: {result.stderr.strip()[-300:]}")
     return parse(result.stdout)

@@ -48,6 +48,10 @@ def test_the_counters_of_an_untraced_and_a_traced_hello_world(compile_program, d
 def test_a_run_that_left_no_counters_says_so(default_jdk, tmp_path):
     with pytest.raises(jvm_counters.CountersMissing, match="wrote no performance data"):
         jvm_counters.read(Path(default_jdk.java), tmp_path / "never-written.bin")
+    damaged = tmp_path / "damaged.bin"
+    damaged.write_bytes(b"\xca\xfe\xc0\xc0" + b"\x00" * 60)   # the magic, then nothing sound
+    with pytest.raises(jvm_counters.CountersMissing, match="jstat could not read"):
+        jvm_counters.read(Path(default_jdk.java), damaged)
     with pytest.raises(jvm_counters.CountersMissing, match="not a HotSpot performance-data snapshot"):
         jvm_counters.parse("java.cls.loadedClasses=12\nsun.rt.javaCommand=\"Main\"\n")
 
